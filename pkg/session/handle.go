@@ -1,0 +1,68 @@
+package session
+
+import (
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/hectormem/hector/pkg/state"
+)
+
+// handle is the Session both backends hand out. Its state and events are its
+// own copies: changing them never reaches the store.
+type handle struct {
+	id, app, user string
+	state         *state.Map
+
+	mu      sync.RWMutex
+	events  []*Event
+	lastSeq int64
+	updated time.Time
+}
+
+func (h *handle) ID() string         { return h.id }
+func (h *handle) AppName() string    { return h.app }
+func (h *handle) UserID() string     { return h.user }
+func (h *handle) State() state.State { return h.state }
+
+func (h *handle) Events() Events {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return eventList(h.events[:len(h.events):len(h.events)])
+}
+
+func (h *handle) LastUpdateTime() time.Time {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.updated
+}
+
+func (h *handle) LastSeq() int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.lastSeq
+}
+
+// committed records an append that the store has made durable.
+func (h *handle) committed(ev *Event, delta state.Delta, updated time.Time) {
+	h.state.ApplyDelta(state.Merge(delta.Stored(), delta.Temp))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, ev)
+	h.lastSeq = ev.Seq
+	h.updated = updated
+}
+
+type eventList []*Event
+
+func (l eventList) All() iter.Seq[*Event] {
+	return func(yield func(*Event) bool) {
+		for _, e := range l {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+func (l eventList) At(i int) *Event { return l[i] }
+func (l eventList) Len() int        { return len(l) }

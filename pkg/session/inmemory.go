@@ -1,0 +1,332 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hectormem/hector/pkg/state"
+)
+
+// inMemoryService keeps everything in process memory, behind one lock. It
+// stores events as the same rows the SQL backend writes, so callers always
+// get fresh copies and both backends return identical values.
+type inMemoryService struct {
+	limits
+
+	mu        sync.RWMutex
+	sessions  map[sessionKey]*memSession
+	appState  map[string]map[string]any
+	userState map[owner]map[string]any
+	feed      []memChange // in cursor order
+	cursor    int64
+}
+
+type owner struct{ app, user string }
+
+type sessionKey struct {
+	owner
+	id string
+}
+
+type memSession struct {
+	createdNs, updatedNs int64
+	state                map[string]any
+	events               []eventRow
+}
+
+type memChange struct {
+	cursor  int64
+	key     sessionKey
+	deleted bool
+	row     *eventRow // for appends
+}
+
+// NewInMemoryService returns a Service that keeps everything in memory: for
+// tests, examples and short-lived agents. Everything is lost on exit.
+func NewInMemoryService(opts ...Option) Service {
+	return &inMemoryService{
+		limits:    newLimits(opts),
+		sessions:  make(map[sessionKey]*memSession),
+		appState:  make(map[string]map[string]any),
+		userState: make(map[owner]map[string]any),
+	}
+}
+
+func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
+	if req == nil {
+		return nil, invalid("create request is nil")
+	}
+	id := req.SessionID
+	if id == "" {
+		id = newSessionID()
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, id); err != nil {
+		return nil, err
+	}
+	d, err := splitDelta(req.State, m.maxValueBytes)
+	if err != nil {
+		return nil, err
+	}
+	key := sessionKey{owner{req.AppName, req.UserID}, id}
+	now := time.Now().UnixNano()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[key]; ok {
+		return nil, alreadyExists(key)
+	}
+	sessionState := make(map[string]any)
+	state.Apply(sessionState, d.Session)
+	m.sessions[key] = &memSession{createdNs: now, updatedNs: now, state: sessionState}
+	m.applyShared(key.owner, d)
+	return &CreateResponse{Session: m.handleLocked(key, nil, d.Temp)}, nil
+}
+
+func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
+	if req == nil {
+		return nil, invalid("get request is nil")
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return nil, err
+	}
+	if req.NumRecentEvents < 0 {
+		return nil, invalid("NumRecentEvents %d is negative", req.NumRecentEvents)
+	}
+	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
+
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, ok := m.sessions[key]
+	if !ok {
+		return nil, notFound(key)
+	}
+	rows := s.events
+	if !req.After.IsZero() {
+		after := req.After.UnixNano()
+		rows = slices.DeleteFunc(slices.Clone(rows), func(r eventRow) bool { return r.TimestampNs <= after })
+	}
+	if n := req.NumRecentEvents; n > 0 && len(rows) > n {
+		rows = rows[len(rows)-n:]
+	}
+	events, err := eventsFromRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	return &GetResponse{Session: m.handleLocked(key, events, nil)}, nil
+}
+
+func (m *inMemoryService) List(ctx context.Context, req *ListRequest) (*ListResponse, error) {
+	if req == nil {
+		return nil, invalid("list request is nil")
+	}
+	if err := validateOwner(req.AppName, req.UserID); err != nil {
+		return nil, err
+	}
+	size, err := pageSize(req.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	from, err := parsePageToken(req.PageToken)
+	if err != nil {
+		return nil, err
+	}
+	o := owner{req.AppName, req.UserID}
+
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var keys []sessionKey
+	for k, s := range m.sessions {
+		if k.owner == o && from.before(s.createdNs, k.id) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b sessionKey) int {
+		sa, sb := m.sessions[a], m.sessions[b]
+		return cmp.Or(cmp.Compare(sb.createdNs, sa.createdNs), cmp.Compare(b.id, a.id))
+	})
+	resp := &ListResponse{}
+	if len(keys) > size {
+		keys = keys[:size]
+		last := keys[size-1]
+		resp.NextPageToken = listPosition{m.sessions[last].createdNs, last.id}.token()
+	}
+	for _, k := range keys {
+		resp.Sessions = append(resp.Sessions, m.handleLocked(k, nil, nil))
+	}
+	return resp, nil
+}
+
+func (m *inMemoryService) Delete(ctx context.Context, req *DeleteRequest) error {
+	if req == nil {
+		return invalid("delete request is nil")
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return err
+	}
+	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[key]; !ok {
+		return notFound(key)
+	}
+	delete(m.sessions, key)
+	// The deleted events leave the feed, as their rows leave the SQL tables;
+	// the tombstone tells readers that already saw them.
+	m.feed = slices.DeleteFunc(m.feed, func(c memChange) bool { return c.key == key })
+	m.cursor++
+	m.feed = append(m.feed, memChange{cursor: m.cursor, key: key, deleted: true})
+	return nil
+}
+
+func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event, opts ...AppendOption) error {
+	if ev != nil && ev.Partial {
+		return nil
+	}
+	p, err := m.prepareAppend(s, ev)
+	if err != nil {
+		return err
+	}
+	var o appendOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	key := sessionKey{owner{p.h.app, p.h.user}, p.h.id}
+	now := time.Now()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stored, ok := m.sessions[key]
+	if !ok {
+		return notFound(key)
+	}
+	lastSeq := int64(len(stored.events))
+	if o.expectSeq != nil && *o.expectSeq != lastSeq {
+		return conflict(key, *o.expectSeq, lastSeq)
+	}
+	for i := range stored.events {
+		if stored.events[i].EventID == p.row.EventID {
+			return eventExists(key, p.row.EventID)
+		}
+	}
+	m.cursor++
+	row := p.row
+	row.Seq, row.Cursor = lastSeq+1, m.cursor
+	stored.events = append(stored.events, row)
+	stored.updatedNs = now.UnixNano()
+	state.Apply(stored.state, state.CloneMap(p.delta.Session))
+	m.applyShared(key.owner, p.delta)
+	m.feed = append(m.feed, memChange{cursor: row.Cursor, key: key, row: &row})
+	return p.finish(ev, row.Seq, row.Cursor, now)
+}
+
+func (m *inMemoryService) AppState(ctx context.Context, appName string) (map[string]any, error) {
+	if err := validateID("app name", appName); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return nonNil(state.CloneMap(m.appState[appName])), nil
+}
+
+func (m *inMemoryService) UserState(ctx context.Context, appName, userID string) (map[string]any, error) {
+	if err := validateOwner(appName, userID); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return nonNil(state.CloneMap(m.userState[owner{appName, userID}])), nil
+}
+
+func (m *inMemoryService) UpdateAppState(ctx context.Context, appName string, delta map[string]any) error {
+	if err := validateID("app name", appName); err != nil {
+		return err
+	}
+	d, err := splitScopedDelta(delta, state.ScopeApp, m.maxValueBytes)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applyShared(owner{app: appName}, state.Delta{App: d})
+	return nil
+}
+
+func (m *inMemoryService) UpdateUserState(ctx context.Context, appName, userID string, delta map[string]any) error {
+	if err := validateOwner(appName, userID); err != nil {
+		return err
+	}
+	d, err := splitScopedDelta(delta, state.ScopeUser, m.maxValueBytes)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applyShared(owner{appName, userID}, state.Delta{User: d})
+	return nil
+}
+
+func (m *inMemoryService) Changes(ctx context.Context, req *ChangesRequest) (*ChangesResponse, error) {
+	limit, err := changesLimit(req)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	i, _ := slices.BinarySearchFunc(m.feed, req.After+1, func(c memChange, cursor int64) int {
+		return cmp.Compare(c.cursor, cursor)
+	})
+	resp := &ChangesResponse{Cursor: req.After}
+	for _, c := range m.feed[i:min(i+limit, len(m.feed))] {
+		change := Change{Cursor: c.cursor, Kind: ChangeSessionDeleted, AppName: c.key.app, UserID: c.key.user, SessionID: c.key.id}
+		if !c.deleted {
+			change.Kind = ChangeEventAppended
+			if change.Event, err = c.row.event(); err != nil {
+				return nil, err
+			}
+		}
+		resp.Changes = append(resp.Changes, change)
+		resp.Cursor = c.cursor
+	}
+	return resp, nil
+}
+
+// applyShared writes the app: and user: parts of a delta. Callers hold m.mu.
+func (m *inMemoryService) applyShared(o owner, d state.Delta) {
+	apply := func(dst map[string]any, delta map[string]any) map[string]any {
+		if dst == nil {
+			dst = make(map[string]any)
+		}
+		state.Apply(dst, state.CloneMap(delta))
+		return dst
+	}
+	if len(d.App) > 0 {
+		m.appState[o.app] = apply(m.appState[o.app], d.App)
+	}
+	if len(d.User) > 0 {
+		m.userState[o] = apply(m.userState[o], d.User)
+	}
+}
+
+// handleLocked builds a handle on a stored session. Callers hold m.mu.
+func (m *inMemoryService) handleLocked(key sessionKey, events []*Event, temp map[string]any) *handle {
+	s := m.sessions[key]
+	merged := state.Merge(m.appState[key.app], m.userState[key.owner], s.state, temp)
+	return &handle{
+		id: key.id, app: key.app, user: key.user,
+		state:   state.NewMap(merged, m.maxValueBytes),
+		events:  events,
+		lastSeq: int64(len(s.events)),
+		updated: time.Unix(0, s.updatedNs).UTC(),
+	}
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,32 @@
+package session_test
+
+import (
+	"testing"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/session/sessiontest"
+	"gorm.io/gorm"
+)
+
+func TestInMemory(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Service { return session.NewInMemoryService() })
+}
+
+func TestSQLite(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) session.Service { return newSQL(t, testdb.SQLite(t)) })
+}
+
+func TestPostgres(t *testing.T) {
+	testdb.Postgres(t) // skips the whole suite, once, when there is no server
+	sessiontest.Run(t, func(t *testing.T) session.Service { return newSQL(t, testdb.Postgres(t)) })
+}
+
+func newSQL(t testing.TB, db *gorm.DB) *session.SQLService {
+	t.Helper()
+	svc, err := session.NewSQLService(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}

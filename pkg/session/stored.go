@@ -1,0 +1,135 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hectormem/hector/pkg/state"
+)
+
+// eventRow is an event as both backends store it: the fields queries filter
+// on as columns, the rest as one JSON payload. The in-memory backend keeps
+// the same rows so that it returns exactly what the SQL backend returns.
+type eventRow struct {
+	AppName      string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
+	UserID       string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
+	SessionID    string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
+	Seq          int64  `gorm:"primaryKey;autoIncrement:false"`
+	EventID      string `gorm:"size:128;not null;uniqueIndex:events_event_id,priority:4"`
+	Cursor       int64  `gorm:"column:feed_cursor;not null;uniqueIndex"`
+	InvocationID string `gorm:"size:128"`
+	Author       string `gorm:"size:256"`
+	Branch       string `gorm:"size:256"`
+	TimestampNs  int64  `gorm:"not null;index:events_time,priority:4"`
+	Payload      string `gorm:"type:text;not null"`
+}
+
+func (eventRow) TableName() string { return "events" }
+
+// eventPayload is the JSON part of a stored event.
+type eventPayload struct {
+	Message  *Message       `json:"message,omitempty"`
+	Actions  Actions        `json:"actions"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// pendingAppend is a validated append, ready to be written; the store fills
+// in Seq and Cursor.
+type pendingAppend struct {
+	h     *handle
+	delta state.Delta
+	row   eventRow
+}
+
+// prepareAppend validates an append without touching the store, so bad input
+// is refused before any write.
+func (l limits) prepareAppend(s Session, ev *Event) (*pendingAppend, error) {
+	h, ok := s.(*handle)
+	if !ok || h == nil {
+		return nil, invalid("the session was not returned by a session.Service")
+	}
+	if ev == nil {
+		return nil, invalid("event is nil")
+	}
+	id := ev.ID
+	if id == "" {
+		id = uuid.Must(uuid.NewV7()).String()
+	}
+	if err := validateID("event ID", id); err != nil {
+		return nil, err
+	}
+	ts := ev.Timestamp
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	if !time.Unix(0, ts.UnixNano()).Equal(ts) {
+		return nil, invalid("event timestamp %s is outside the years 1678 to 2262", ts)
+	}
+	if err := validateMessage(ev.Message); err != nil {
+		return nil, err
+	}
+	delta, err := splitDelta(ev.Actions.StateDelta, l.maxValueBytes)
+	if err != nil {
+		return nil, err
+	}
+	actions := ev.Actions
+	actions.StateDelta = delta.Stored() // temp: keys are never stored
+	if len(actions.StateDelta) == 0 {
+		actions.StateDelta = nil
+	}
+	payload, err := json.Marshal(eventPayload{Message: ev.Message, Actions: actions, Metadata: ev.Metadata})
+	if err != nil {
+		return nil, invalid("event %q cannot be stored as JSON: %v", id, err)
+	}
+	if len(payload) > l.maxEventBytes {
+		return nil, invalid("event %q is %d bytes, over the limit of %d", id, len(payload), l.maxEventBytes)
+	}
+	return &pendingAppend{h: h, delta: delta, row: eventRow{
+		AppName: h.app, UserID: h.user, SessionID: h.id,
+		EventID: id, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch,
+		TimestampNs: ts.UnixNano(), Payload: string(payload),
+	}}, nil
+}
+
+// finish updates the handle and the caller's event once the store has
+// committed the append with the given sequence number and cursor.
+func (p *pendingAppend) finish(ev *Event, seq, cursor int64, updated time.Time) error {
+	p.row.Seq, p.row.Cursor = seq, cursor
+	stored, err := p.row.event()
+	if err != nil {
+		return err
+	}
+	ev.ID, ev.Timestamp, ev.Seq, ev.Cursor = stored.ID, stored.Timestamp, seq, cursor
+	p.h.committed(stored, p.delta, updated)
+	return nil
+}
+
+// event decodes a stored row into a new Event.
+func (r *eventRow) event() (*Event, error) {
+	var p eventPayload
+	if err := json.Unmarshal([]byte(r.Payload), &p); err != nil {
+		return nil, fmt.Errorf("session: decoding stored event %q of session %q: %w", r.EventID, r.SessionID, err)
+	}
+	return &Event{
+		ID: r.EventID, InvocationID: r.InvocationID, Author: r.Author, Branch: r.Branch,
+		Message: p.Message, Actions: p.Actions, Metadata: p.Metadata,
+		Timestamp: time.Unix(0, r.TimestampNs).UTC(),
+		Seq:       r.Seq, Cursor: r.Cursor,
+	}, nil
+}
+
+func eventsFromRows(rows []eventRow) ([]*Event, error) {
+	events := make([]*Event, len(rows))
+	for i := range rows {
+		ev, err := rows[i].event()
+		if err != nil {
+			return nil, err
+		}
+		events[i] = ev
+	}
+	return events, nil
+}
+
+func newSessionID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hectormem/hector/pkg/state"
+)
+
+const maxIDBytes = 128
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+func validateID(what, id string) error {
+	switch {
+	case id == "":
+		return invalid("%s is empty", what)
+	case len(id) > maxIDBytes:
+		return invalid("%s is longer than %d bytes", what, maxIDBytes)
+	case !utf8.ValidString(id):
+		return invalid("%s is not valid UTF-8", what)
+	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return invalid("%s %q contains a control character", what, id)
+	}
+	return nil
+}
+
+func validateOwner(app, user string) error {
+	if err := validateID("app name", app); err != nil {
+		return err
+	}
+	return validateID("user ID", user)
+}
+
+func validateSessionKey(app, user, id string) error {
+	if err := validateOwner(app, user); err != nil {
+		return err
+	}
+	return validateID("session ID", id)
+}
+
+// splitDelta validates a state delta; errors wrap both ErrInvalidArgument
+// and the state package's error.
+func splitDelta(delta map[string]any, maxValueBytes int) (state.Delta, error) {
+	d, err := state.Split(delta, maxValueBytes)
+	if err != nil {
+		return state.Delta{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return d, nil
+}
+
+// splitScopedDelta validates a delta whose keys must all belong to one scope,
+// as the session-less state updates require.
+func splitScopedDelta(delta map[string]any, scope state.Scope, maxValueBytes int) (map[string]any, error) {
+	d, err := splitDelta(delta, maxValueBytes)
+	if err != nil {
+		return nil, err
+	}
+	want, prefix := d.App, state.KeyPrefixApp
+	if scope == state.ScopeUser {
+		want, prefix = d.User, state.KeyPrefixUser
+	}
+	if len(want) != len(delta) {
+		for k := range delta {
+			if _, ok := want[k]; !ok {
+				return nil, invalid("state key %q is not a %s key: every key here must start with %q", k, scope, prefix)
+			}
+		}
+	}
+	return want, nil
+}
+
+func validateMessage(m *Message) error {
+	if m == nil {
+		return nil
+	}
+	for i, p := range m.Parts {
+		var ok bool
+		switch p.Type {
+		case PartText:
+			ok = true
+		case PartData:
+			ok = p.Data != nil
+		case PartFile:
+			ok = p.File != nil
+		case PartToolCall:
+			ok = p.ToolCall != nil && p.ToolCall.ID != "" && p.ToolCall.Name != ""
+		case PartToolResult:
+			ok = p.ToolResult != nil && p.ToolResult.CallID != ""
+		default:
+			return invalid("message part %d has unknown type %q (want text, data, file, tool_call or tool_result)", i, p.Type)
+		}
+		if !ok {
+			return invalid("message part %d of type %q is missing its %s", i, p.Type, partRequirement[p.Type])
+		}
+	}
+	return nil
+}
+
+var partRequirement = map[PartType]string{
+	PartData:       `"data" object`,
+	PartFile:       `"file" object`,
+	PartToolCall:   `"tool_call" with an id and a name`,
+	PartToolResult: `"tool_result" with a call_id`,
+}
