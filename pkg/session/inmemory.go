@@ -35,6 +35,7 @@ type memSession struct {
 	createdNs, updatedNs int64
 	state                map[string]any
 	events               []eventRow
+	eventIDs             map[string]bool
 }
 
 type memChange struct {
@@ -80,7 +81,7 @@ func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*Crea
 	}
 	sessionState := make(map[string]any)
 	state.Apply(sessionState, d.Session)
-	m.sessions[key] = &memSession{createdNs: now, updatedNs: now, state: sessionState}
+	m.sessions[key] = &memSession{createdNs: now, updatedNs: now, state: sessionState, eventIDs: make(map[string]bool)}
 	m.applyShared(key.owner, d)
 	return &CreateResponse{Session: m.handleLocked(key, nil, d.Temp)}, nil
 }
@@ -207,15 +208,14 @@ func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event,
 	if o.expectSeq != nil && *o.expectSeq != lastSeq {
 		return conflict(key, *o.expectSeq, lastSeq)
 	}
-	for i := range stored.events {
-		if stored.events[i].EventID == p.row.EventID {
-			return eventExists(key, p.row.EventID)
-		}
+	if stored.eventIDs[p.row.EventID] {
+		return eventExists(key, p.row.EventID)
 	}
 	m.cursor++
 	row := p.row
 	row.Seq, row.Cursor = lastSeq+1, m.cursor
 	stored.events = append(stored.events, row)
+	stored.eventIDs[row.EventID] = true
 	stored.updatedNs = now.UnixNano()
 	state.Apply(stored.state, state.CloneMap(p.delta.Session))
 	m.applyShared(key.owner, p.delta)

@@ -4,104 +4,107 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/hectormem/hector/pkg/state"
 )
 
-type stateRow interface {
-	appStateRow | userStateRow | sessionStateRow
-	kv() (key, value string)
+// stateTable describes one of the three state tables: its name, the
+// columns that identify the owner of a key, and its write statements.
+type stateTable struct {
+	name   string
+	owner  []string
+	values func(k sessionKey) []any
+	where  string
+	upsert string
+	delete string
 }
 
-func (r appStateRow) kv() (string, string)     { return r.StateKey, r.Value }
-func (r userStateRow) kv() (string, string)    { return r.StateKey, r.Value }
-func (r sessionStateRow) kv() (string, string) { return r.StateKey, r.Value }
+func newStateTable(name string, owner []string, values func(k sessionKey) []any) stateTable {
+	cols := strings.Join(owner, ", ") + ", state_key"
+	where := strings.Join(owner, " = ? AND ") + " = ?"
+	return stateTable{
+		name: name, owner: owner, values: values, where: where,
+		upsert: "INSERT INTO " + name + " (" + cols + ", value) VALUES (" + strings.Repeat("?, ", len(owner)+1) + "?)" +
+			" ON CONFLICT (" + cols + ") DO UPDATE SET value = excluded.value",
+		delete: "DELETE FROM " + name + " WHERE " + where + " AND state_key = ?",
+	}
+}
+
+var (
+	appStates     = newStateTable("app_states", []string{"app_name"}, func(k sessionKey) []any { return []any{k.app} })
+	userStates    = newStateTable("user_states", []string{"app_name", "user_id"}, func(k sessionKey) []any { return []any{k.app, k.user} })
+	sessionStates = newStateTable("session_states", []string{"app_name", "user_id", "session_id"}, func(k sessionKey) []any { return []any{k.app, k.user, k.id} })
+)
+
+type stateKV struct{ StateKey, Value string }
+
+// read adds the keys key's owner has in t to out.
+func (t stateTable) read(tx *gorm.DB, key sessionKey, out map[string]any) error {
+	var rows []stateKV
+	if err := tx.Table(t.name).Select("state_key, value").Where(t.where, t.values(key)...).Find(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		v, err := state.Decode([]byte(r.Value))
+		if err != nil {
+			return err
+		}
+		out[r.StateKey] = v
+	}
+	return nil
+}
+
+// write applies a validated delta: nil deletes a key's row, anything else
+// inserts or replaces it. Keys go in sorted order so that concurrent writers
+// lock rows in the same order.
+func (t stateTable) write(w *writeTx, key sessionKey, delta map[string]any) error {
+	owner := t.values(key)
+	for _, k := range slices.Sorted(maps.Keys(delta)) {
+		var err error
+		if delta[k] == nil {
+			_, err = w.exec(t.delete, slices.Concat(owner, []any{k})...)
+		} else {
+			var raw []byte
+			if raw, err = json.Marshal(delta[k]); err == nil {
+				_, err = w.exec(t.upsert, slices.Concat(owner, []any{k, string(raw)})...)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // readState returns the merged app, user and (when key.id is set) session state of key.
 func readState(tx *gorm.DB, key sessionKey) (map[string]any, error) {
 	out := make(map[string]any)
-	if err := readRows(tx, &[]appStateRow{}, out, "app_name = ?", key.app); err != nil {
-		return nil, err
-	}
-	if err := readRows(tx, &[]userStateRow{}, out, "app_name = ? AND user_id = ?", key.app, key.user); err != nil {
-		return nil, err
-	}
+	tables := []stateTable{appStates, userStates}
 	if key.id != "" {
-		err := readRows(tx, &[]sessionStateRow{}, out, "app_name = ? AND user_id = ? AND session_id = ?", key.app, key.user, key.id)
-		if err != nil {
+		tables = append(tables, sessionStates)
+	}
+	for _, t := range tables {
+		if err := t.read(tx, key, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func readRows[R stateRow](tx *gorm.DB, rows *[]R, out map[string]any, where string, args ...any) error {
-	if err := tx.Where(where, args...).Find(rows).Error; err != nil {
-		return err
-	}
-	for _, r := range *rows {
-		k, raw := r.kv()
-		v, err := state.Decode([]byte(raw))
-		if err != nil {
-			return err
+// writeState applies the stored parts of a validated delta.
+func writeState(w *writeTx, key sessionKey, d state.Delta) error {
+	for _, part := range []struct {
+		table stateTable
+		delta map[string]any
+	}{{appStates, d.App}, {userStates, d.User}, {sessionStates, d.Session}} {
+		if len(part.delta) > 0 {
+			if err := part.table.write(w, key, part.delta); err != nil {
+				return err
+			}
 		}
-		out[k] = v
 	}
 	return nil
-}
-
-// writeState applies the stored parts of a validated delta, one row per key.
-func writeState(tx *gorm.DB, key sessionKey, d state.Delta) error {
-	err := upsertState(tx, d.App, []string{"app_name"},
-		func(k, v string) appStateRow { return appStateRow{key.app, k, v} },
-		"app_name = ?", key.app)
-	if err == nil {
-		err = upsertState(tx, d.User, []string{"app_name", "user_id"},
-			func(k, v string) userStateRow { return userStateRow{key.app, key.user, k, v} },
-			"app_name = ? AND user_id = ?", key.app, key.user)
-	}
-	if err == nil {
-		err = upsertState(tx, d.Session, []string{"app_name", "user_id", "session_id"},
-			func(k, v string) sessionStateRow { return sessionStateRow{key.app, key.user, key.id, k, v} },
-			"app_name = ? AND user_id = ? AND session_id = ?", key.app, key.user, key.id)
-	}
-	return err
-}
-
-// upsertState writes each key of delta: nil deletes the key's row, anything
-// else inserts or replaces it. Keys go in sorted order so that concurrent
-// writers lock rows in the same order.
-func upsertState[R stateRow](tx *gorm.DB, delta map[string]any, ownerCols []string, newRow func(key, value string) R, where string, args ...any) error {
-	var (
-		rows    []R
-		deleted []string
-	)
-	for _, k := range slices.Sorted(maps.Keys(delta)) {
-		v := delta[k]
-		if v == nil {
-			deleted = append(deleted, k)
-			continue
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, newRow(k, string(raw)))
-	}
-	if len(deleted) > 0 {
-		if err := tx.Where(where, args...).Where("state_key IN ?", deleted).Delete(new(R)).Error; err != nil {
-			return err
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	var conflictCols []clause.Column
-	for _, c := range append(ownerCols, "state_key") {
-		conflictCols = append(conflictCols, clause.Column{Name: c})
-	}
-	return tx.Clauses(clause.OnConflict{Columns: conflictCols, DoUpdates: clause.AssignmentColumns([]string{"value"})}).Create(&rows).Error
 }

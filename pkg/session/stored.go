@@ -13,12 +13,14 @@ import (
 // on as columns, the rest as one JSON payload. The in-memory backend keeps
 // the same rows so that it returns exactly what the SQL backend returns.
 type eventRow struct {
-	AppName      string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
-	UserID       string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
-	SessionID    string `gorm:"primaryKey;size:128;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
-	Seq          int64  `gorm:"primaryKey;autoIncrement:false"`
+	// The store-wide cursor is the primary key: in SQLite it is the rowid, so
+	// the feed needs no index of its own.
+	Cursor       int64  `gorm:"column:feed_cursor;primaryKey;autoIncrement:false"`
+	AppName      string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:1;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
+	UserID       string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:2;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
+	SessionID    string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:3;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
+	Seq          int64  `gorm:"not null;uniqueIndex:events_seq,priority:4"`
 	EventID      string `gorm:"size:128;not null;uniqueIndex:events_event_id,priority:4"`
-	Cursor       int64  `gorm:"column:feed_cursor;not null;uniqueIndex"`
 	InvocationID string `gorm:"size:128"`
 	Author       string `gorm:"size:256"`
 	Branch       string `gorm:"size:256"`

@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/internal/testdb"
+)
+
+// Run with: go test -run '^$' -bench . -benchmem ./pkg/session
+// (set HECTOR_TEST_POSTGRES_DSN, or use scripts/bench, for the PostgreSQL rows).
+
+type benchBackend struct {
+	name string
+	open func(b *testing.B) (Service, *gorm.DB)
+}
+
+var benchBackends = []benchBackend{
+	{"inmemory", func(b *testing.B) (Service, *gorm.DB) { return NewInMemoryService(), nil }},
+	{"sqlite", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.SQLite(b)) }},
+	{"postgres", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.Postgres(b)) }},
+}
+
+func openSQL(b *testing.B, db *gorm.DB) (Service, *gorm.DB) {
+	svc, err := NewSQLService(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc, db
+}
+
+func benchEvent(i int) *Event {
+	return &Event{Author: "user", InvocationID: "inv",
+		Message: NewTextMessage(RoleUser, fmt.Sprintf("message %d: what is the weather like in Paris today?", i)),
+		Actions: Actions{StateDelta: map[string]any{"user:last": i}}}
+}
+
+// BenchmarkAppend appends a message; the with_state variant also writes a
+// user: key, which is one more row in the same transaction.
+func BenchmarkAppend(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, withState := range []bool{false, true} {
+			name := be.name
+			if withState {
+				name += "/with_state"
+			}
+			b.Run(name, func(b *testing.B) {
+				svc, _ := be.open(b)
+				s := mustCreate(b, svc, "s")
+				i := 0
+				for b.Loop() {
+					i++
+					ev := benchEvent(i)
+					if !withState {
+						ev.Actions = Actions{}
+					}
+					if err := svc.AppendEvent(context.Background(), s, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSQLiteBareInsert is the floor AppendEvent on SQLite is measured
+// against: one single-row INSERT committed on its own, on a database opened
+// exactly like Hector's (WAL, synchronous=FULL) with the session tables in
+// it. minimal_table inserts into a table with no index; events_table inserts
+// the same row AppendEvent writes into the events table, indexes and all.
+func BenchmarkSQLiteBareInsert(b *testing.B) {
+	b.Run("minimal_table", func(b *testing.B) {
+		_, db := benchBackends[1].open(b)
+		if err := db.Exec("CREATE TABLE bare (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)").Error; err != nil {
+			b.Fatal(err)
+		}
+		payload := `{"message":{"role":"user","parts":[{"type":"text","text":"message 1: what is the weather like in Paris today?"}]},"actions":{}}`
+		for b.Loop() {
+			if err := db.Exec("INSERT INTO bare (payload) VALUES (?)", payload).Error; err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("events_table", func(b *testing.B) {
+		svc, db := benchBackends[1].open(b)
+		s := mustCreate(b, svc, "s")
+		ev := benchEvent(1)
+		ev.Actions = Actions{}
+		p, err := svc.(*SQLService).prepareAppend(s, ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := p.row
+		i := 0
+		for b.Loop() {
+			i++
+			err := db.Exec("INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				i, r.AppName, r.UserID, r.SessionID, i, fmt.Sprint(r.EventID, i), r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload).Error
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkGetRecent100(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, total := range []int{100, 100_000} {
+			b.Run(fmt.Sprintf("%s/of_%d", be.name, total), func(b *testing.B) {
+				svc, db := be.open(b)
+				s := mustCreate(b, svc, "s")
+				bulkAppend(b, svc, db, s, total)
+				req := &GetRequest{AppName: s.AppName(), UserID: s.UserID(), SessionID: s.ID(), NumRecentEvents: 100}
+				for b.Loop() {
+					resp, err := svc.Get(context.Background(), req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n := resp.Session.Events().Len(); n != 100 {
+						b.Fatalf("got %d events, want 100", n)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkList(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			svc, _ := be.open(b)
+			for i := range 1000 {
+				mustCreate(b, svc, fmt.Sprintf("s%04d", i))
+			}
+			for b.Loop() {
+				resp, err := svc.List(context.Background(), &ListRequest{AppName: "app", UserID: "u", PageSize: 50})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(resp.Sessions) != 50 {
+					b.Fatalf("got %d sessions, want 50", len(resp.Sessions))
+				}
+			}
+		})
+	}
+}
+
+func mustCreate(b *testing.B, svc Service, id string) Session {
+	resp, err := svc.Create(context.Background(), &CreateRequest{AppName: "app", UserID: "u", SessionID: id, State: map[string]any{"user:name": "Ann"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp.Session
+}
+
+// bulkAppend fills a session with n events quickly. Rows are made by the
+// same prepareAppend that AppendEvent uses, but written in batches: loading
+// 100,000 events one transaction each would dominate the benchmark's time.
+func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
+	base := time.Now().Add(-time.Duration(n) * time.Second)
+	rows := make([]eventRow, 0, n)
+	for i := range n {
+		ev := benchEvent(i)
+		ev.Timestamp = base.Add(time.Duration(i) * time.Second)
+		p, err := svc.(interface {
+			prepareAppend(Session, *Event) (*pendingAppend, error)
+		}).prepareAppend(s, ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.row.Seq, p.row.Cursor = int64(i+1), int64(i+1)
+		rows = append(rows, p.row)
+	}
+	switch svc := svc.(type) {
+	case *inMemoryService:
+		key := sessionKey{owner{s.AppName(), s.UserID()}, s.ID()}
+		svc.sessions[key].events = rows
+		svc.cursor = int64(n)
+	case *SQLService:
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if err := tx.CreateInBatches(rows, 1000).Error; err != nil {
+				return err
+			}
+			if err := tx.Model(&sessionRow{}).Where("id = ?", s.ID()).Update("last_seq", n).Error; err != nil {
+				return err
+			}
+			if db.Dialector.Name() == "sqlite" {
+				return nil // its next cursor follows the highest stored
+			}
+			return tx.Model(&feedHeadRow{}).Where("id = 1").Update("last_cursor", n).Error
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
