@@ -178,7 +178,7 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 	switch svc := svc.(type) {
 	case *inMemoryService:
 		key := sessionKey{owner{s.AppName(), s.UserID()}, s.ID()}
-		svc.sessions[key].events = rows
+		svc.session(key).events = rows
 		svc.cursor = int64(n)
 	case *SQLService:
 		err := db.Transaction(func(tx *gorm.DB) error {

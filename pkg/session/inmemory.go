@@ -17,7 +17,7 @@ type inMemoryService struct {
 	limits
 
 	mu        sync.RWMutex
-	sessions  map[sessionKey]*memSession
+	sessions  map[owner]map[string]*memSession // by owner, so List reads one user's sessions only
 	appState  map[string]map[string]any
 	userState map[owner]map[string]any
 	feed      []memChange // in cursor order
@@ -50,7 +50,7 @@ type memChange struct {
 func NewInMemoryService(opts ...Option) Service {
 	return &inMemoryService{
 		limits:    newLimits(opts),
-		sessions:  make(map[sessionKey]*memSession),
+		sessions:  make(map[owner]map[string]*memSession),
 		appState:  make(map[string]map[string]any),
 		userState: make(map[owner]map[string]any),
 	}
@@ -76,12 +76,15 @@ func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*Crea
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.sessions[key]; ok {
+	if m.session(key) != nil {
 		return nil, alreadyExists(key)
 	}
 	sessionState := make(map[string]any)
 	state.Apply(sessionState, d.Session)
-	m.sessions[key] = &memSession{createdNs: now, updatedNs: now, state: sessionState, eventIDs: make(map[string]bool)}
+	if m.sessions[key.owner] == nil {
+		m.sessions[key.owner] = make(map[string]*memSession)
+	}
+	m.sessions[key.owner][key.id] = &memSession{createdNs: now, updatedNs: now, state: sessionState, eventIDs: make(map[string]bool)}
 	m.applyShared(key.owner, d)
 	return &CreateResponse{Session: m.handleLocked(key, nil, d.Temp)}, nil
 }
@@ -100,8 +103,8 @@ func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetRespons
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	s, ok := m.sessions[key]
-	if !ok {
+	s := m.session(key)
+	if s == nil {
 		return nil, notFound(key)
 	}
 	rows := s.events
@@ -138,24 +141,26 @@ func (m *inMemoryService) List(ctx context.Context, req *ListRequest) (*ListResp
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var keys []sessionKey
-	for k, s := range m.sessions {
-		if k.owner == o && from.before(s.createdNs, k.id) {
-			keys = append(keys, k)
+	type listed struct {
+		id string
+		s  *memSession
+	}
+	var page []listed
+	for id, s := range m.sessions[o] {
+		if from.before(s.createdNs, id) {
+			page = append(page, listed{id, s})
 		}
 	}
-	slices.SortFunc(keys, func(a, b sessionKey) int {
-		sa, sb := m.sessions[a], m.sessions[b]
-		return cmp.Or(cmp.Compare(sb.createdNs, sa.createdNs), cmp.Compare(b.id, a.id))
+	slices.SortFunc(page, func(a, b listed) int {
+		return cmp.Or(cmp.Compare(b.s.createdNs, a.s.createdNs), cmp.Compare(b.id, a.id))
 	})
 	resp := &ListResponse{}
-	if len(keys) > size {
-		keys = keys[:size]
-		last := keys[size-1]
-		resp.NextPageToken = listPosition{m.sessions[last].createdNs, last.id}.token()
+	if len(page) > size {
+		page = page[:size]
+		resp.NextPageToken = listPosition{page[size-1].s.createdNs, page[size-1].id}.token()
 	}
-	for _, k := range keys {
-		resp.Sessions = append(resp.Sessions, m.handleLocked(k, nil, nil))
+	for _, l := range page {
+		resp.Sessions = append(resp.Sessions, m.handleLocked(sessionKey{o, l.id}, nil, nil))
 	}
 	return resp, nil
 }
@@ -171,10 +176,10 @@ func (m *inMemoryService) Delete(ctx context.Context, req *DeleteRequest) error 
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.sessions[key]; !ok {
+	if m.session(key) == nil {
 		return notFound(key)
 	}
-	delete(m.sessions, key)
+	delete(m.sessions[key.owner], key.id)
 	// The deleted events leave the feed, as their rows leave the SQL tables;
 	// the tombstone tells readers that already saw them.
 	m.feed = slices.DeleteFunc(m.feed, func(c memChange) bool { return c.key == key })
@@ -200,8 +205,8 @@ func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event,
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	stored, ok := m.sessions[key]
-	if !ok {
+	stored := m.session(key)
+	if stored == nil {
 		return notFound(key)
 	}
 	lastSeq := int64(len(stored.events))
@@ -294,6 +299,11 @@ func (m *inMemoryService) Changes(ctx context.Context, req *ChangesRequest) (*Ch
 	return resp, nil
 }
 
+// session returns the stored session, or nil. Callers hold m.mu.
+func (m *inMemoryService) session(key sessionKey) *memSession {
+	return m.sessions[key.owner][key.id]
+}
+
 // applyShared writes the app: and user: parts of a delta. Callers hold m.mu.
 func (m *inMemoryService) applyShared(o owner, d state.Delta) {
 	apply := func(dst map[string]any, delta map[string]any) map[string]any {
@@ -313,7 +323,7 @@ func (m *inMemoryService) applyShared(o owner, d state.Delta) {
 
 // handleLocked builds a handle on a stored session. Callers hold m.mu.
 func (m *inMemoryService) handleLocked(key sessionKey, events []*Event, temp map[string]any) *handle {
-	s := m.sessions[key]
+	s := m.session(key)
 	merged := state.Merge(m.appState[key.app], m.userState[key.owner], s.state, temp)
 	return &handle{
 		id: key.id, app: key.app, user: key.user,
