@@ -172,8 +172,10 @@ func (m *inMemoryService) Delete(ctx context.Context, req *DeleteRequest) error 
 	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
 		return err
 	}
-	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
+	return m.cascadeDelete(ctx, req, m.delete(sessionKey{owner{req.AppName, req.UserID}, req.SessionID}))
+}
 
+func (m *inMemoryService) delete(key sessionKey) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.session(key) == nil {

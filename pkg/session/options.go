@@ -1,6 +1,12 @@
 package session
 
-import "github.com/hectormem/hector/pkg/state"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hectormem/hector/pkg/state"
+)
 
 // DefaultMaxEventBytes bounds the stored JSON of one event when no other limit is set.
 const DefaultMaxEventBytes = 1 << 20
@@ -11,6 +17,18 @@ type Option func(*limits)
 type limits struct {
 	maxEventBytes int
 	maxValueBytes int
+	deleteHooks   []DeleteHook
+}
+
+// DeleteHook removes what else belongs to a session when it is deleted:
+// its artifacts, its search-index entries. It must be idempotent.
+type DeleteHook func(ctx context.Context, appName, userID, sessionID string) error
+
+// WithDeleteHook makes Delete cascade to another store: h runs after the
+// session is deleted, and again on every later Delete of the same session
+// (which returns ErrNotFound), so a cleanup that failed can be retried.
+func WithDeleteHook(h DeleteHook) Option {
+	return func(l *limits) { l.deleteHooks = append(l.deleteHooks, h) }
 }
 
 // WithMaxEventBytes bounds the stored size of one event (message, actions and metadata as JSON).
@@ -25,4 +43,17 @@ func newLimits(opts []Option) limits {
 		o(&l)
 	}
 	return l
+}
+
+// cascadeDelete runs the delete hooks after a Delete that returned err.
+func (l limits) cascadeDelete(ctx context.Context, req *DeleteRequest, err error) error {
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	for _, h := range l.deleteHooks {
+		if herr := h(ctx, req.AppName, req.UserID, req.SessionID); herr != nil {
+			return fmt.Errorf("session %q is deleted, but removing what belongs to it failed (call Delete again to retry): %w", req.SessionID, herr)
+		}
+	}
+	return err
 }

@@ -10,21 +10,21 @@ import (
 )
 
 func TestInMemory(t *testing.T) {
-	sessiontest.Run(t, func(t *testing.T) session.Service { return session.NewInMemoryService() })
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service { return session.NewInMemoryService(opts...) })
 }
 
 func TestSQLite(t *testing.T) {
-	sessiontest.Run(t, func(t *testing.T) session.Service { return newSQL(t, testdb.SQLite(t)) })
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service { return newSQL(t, testdb.SQLite(t), opts...) })
 }
 
 func TestPostgres(t *testing.T) {
 	testdb.Postgres(t) // skips the whole suite, once, when there is no server
-	sessiontest.Run(t, func(t *testing.T) session.Service { return newSQL(t, testdb.Postgres(t)) })
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service { return newSQL(t, testdb.Postgres(t), opts...) })
 }
 
-func newSQL(t testing.TB, db *gorm.DB) *session.SQLService {
+func newSQL(t testing.TB, db *gorm.DB, opts ...session.Option) *session.SQLService {
 	t.Helper()
-	svc, err := session.NewSQLService(db)
+	svc, err := session.NewSQLService(db, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

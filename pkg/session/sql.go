@@ -255,7 +255,7 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 		return err
 	}
 	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
-	return s.write(ctx, func(w *writeTx) error {
+	err := s.write(ctx, func(w *writeTx) error {
 		// The tombstone goes in before the events go out: on SQLite the next
 		// cursor is derived from the highest one still stored.
 		if _, err := insertWithCursor(w, "session_tombstones (feed_cursor, app_name, user_id, session_id)", key.app, key.user, key.id); err != nil {
@@ -275,6 +275,7 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 		}
 		return nil
 	})
+	return s.cascadeDelete(ctx, req, err)
 }
 
 func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, opts ...AppendOption) error {

@@ -19,8 +19,8 @@ import (
 	"github.com/hectormem/hector/pkg/state"
 )
 
-// Factory returns a new, empty service for one test.
-type Factory func(t *testing.T) session.Service
+// Factory returns a new, empty service for one test, built with opts.
+type Factory func(t *testing.T, opts ...session.Option) session.Service
 
 // Run runs the whole suite against services made by newService.
 func Run(t *testing.T, newService Factory) {
@@ -53,6 +53,7 @@ func Run(t *testing.T, newService Factory) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newService(t)) })
 	}
+	t.Run("DeleteHooks", func(t *testing.T) { testDeleteHooks(t, newService) })
 }
 
 const (
@@ -821,5 +822,35 @@ func testConcurrentUserState(t *testing.T, svc session.Service) {
 		if v, _ := get(t, svc, app, user, id).State().Get("mine"); v != float64(rounds-1) {
 			t.Errorf("%s's own key = %v, want %d", id, v, rounds-1)
 		}
+	}
+}
+
+func testDeleteHooks(t *testing.T, newService Factory) {
+	var calls []string
+	failNext := true
+	hook := func(ctx context.Context, appName, userID, sessionID string) error {
+		calls = append(calls, appName+"/"+userID+"/"+sessionID)
+		if failNext {
+			failNext = false
+			return errors.New("artifact store unreachable")
+		}
+		return nil
+	}
+	svc := newService(t, session.WithDeleteHook(hook))
+	create(t, svc, "s1", nil)
+	del := &session.DeleteRequest{AppName: app, UserID: user, SessionID: "s1"}
+	err := svc.Delete(t.Context(), del)
+	if err == nil || !strings.Contains(err.Error(), "artifact store unreachable") || !strings.Contains(err.Error(), "again") {
+		t.Errorf("Delete with a failing hook: error %v, want the hook's error and how to retry", err)
+	}
+	_, err = svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1"})
+	wantErr(t, "Get after a Delete whose hook failed", err, session.ErrNotFound)
+	wantErr(t, "retried Delete", svc.Delete(t.Context(), del), session.ErrNotFound)
+	if want := []string{"app/alice/s1", "app/alice/s1"}; !slices.Equal(calls, want) {
+		t.Errorf("hook calls = %q, want %q (the retry runs the hook again)", calls, want)
+	}
+	_ = svc.Delete(t.Context(), &session.DeleteRequest{AppName: "", UserID: user, SessionID: "s1"})
+	if len(calls) != 2 {
+		t.Errorf("a Delete with bad input ran the hook: %q", calls)
 	}
 }
