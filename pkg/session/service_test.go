@@ -14,12 +14,16 @@ func TestInMemory(t *testing.T) {
 }
 
 func TestSQLite(t *testing.T) {
-	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service { return newSQL(t, testdb.SQLite(t), opts...) })
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
+		return newSQL(t, testdb.SQLite(t), opts...)
+	})
 }
 
 func TestPostgres(t *testing.T) {
 	testdb.Postgres(t) // skips the whole suite, once, when there is no server
-	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service { return newSQL(t, testdb.Postgres(t), opts...) })
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
+		return newSQL(t, testdb.Postgres(t), opts...)
+	})
 }
 
 func newSQL(t testing.TB, db *gorm.DB, opts ...session.Option) *session.SQLService {
