@@ -16,7 +16,9 @@ require (
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/jinzhu/now v1.1.5 // indirect
+	github.com/kljensen/snowball v0.10.0 // indirect
 	github.com/mattn/go-sqlite3 v1.14.22 // indirect
+	github.com/philippgille/chromem-go v0.7.0 // indirect
 	golang.org/x/sync v0.17.0 // indirect
 	golang.org/x/text v0.29.0 // indirect
 )

@@ -286,7 +286,7 @@ func (m *inMemoryService) Changes(ctx context.Context, req *ChangesRequest) (*Ch
 	i, _ := slices.BinarySearchFunc(m.feed, req.After+1, func(c memChange, cursor int64) int {
 		return cmp.Compare(c.cursor, cursor)
 	})
-	resp := &ChangesResponse{Cursor: req.After}
+	resp := &ChangesResponse{Cursor: req.After, Head: m.cursor}
 	for _, c := range m.feed[i:min(i+limit, len(m.feed))] {
 		change := Change{Cursor: c.cursor, Kind: ChangeSessionDeleted, AppName: c.key.app, UserID: c.key.user, SessionID: c.key.id}
 		if !c.deleted {

@@ -166,8 +166,10 @@ const (
 
 // ChangesResponse holds a page of changes in cursor order. Cursor is the
 // cursor to pass as After next time; it equals the request's After when
-// there was nothing new.
+// there was nothing new. Head is the newest cursor in the store when the
+// page was read: Head - Cursor is how far a reader lags.
 type ChangesResponse struct {
 	Changes []Change
 	Cursor  int64
+	Head    int64
 }

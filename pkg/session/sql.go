@@ -385,6 +385,7 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 	var (
 		events []eventRow
 		tombs  []tombstoneRow
+		head   int64
 	)
 	// One snapshot for both tables: read separately, a deletion committed
 	// between the two queries could hide an event with a lower cursor.
@@ -392,12 +393,19 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		if err := tx.Where("feed_cursor > ?", req.After).Order("feed_cursor").Limit(limit).Find(&events).Error; err != nil {
 			return err
 		}
-		return tx.Where("feed_cursor > ?", req.After).Order("feed_cursor").Limit(limit).Find(&tombs).Error
+		if err := tx.Where("feed_cursor > ?", req.After).Order("feed_cursor").Limit(limit).Find(&tombs).Error; err != nil {
+			return err
+		}
+		q := "SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest"
+		if !s.sqlite {
+			q = "SELECT last_cursor FROM change_feed_head WHERE id = 1"
+		}
+		return tx.Raw(q).Scan(&head).Error
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &ChangesResponse{Cursor: req.After}
+	resp := &ChangesResponse{Cursor: req.After, Head: head}
 	for len(resp.Changes) < limit && (len(events) > 0 || len(tombs) > 0) {
 		var c Change
 		if len(tombs) == 0 || (len(events) > 0 && events[0].Cursor < tombs[0].Cursor) {

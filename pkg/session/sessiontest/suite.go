@@ -673,7 +673,13 @@ func allChanges(t *testing.T, svc session.Service, after int64, limit int) ([]se
 			if resp.Cursor != after {
 				t.Errorf("empty page moved the cursor from %d to %d", after, resp.Cursor)
 			}
+			if resp.Head != after && after != 0 {
+				t.Errorf("a reader that has read everything is at %d, but the head is %d", after, resp.Head)
+			}
 			return out, after
+		}
+		if resp.Head < resp.Cursor {
+			t.Errorf("head %d is behind the page's cursor %d", resp.Head, resp.Cursor)
 		}
 		for _, c := range resp.Changes {
 			if c.Cursor <= after {

@@ -1,0 +1,74 @@
+package index
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// Document is what an index stores for one event.
+type Document struct {
+	SessionID string
+	EventID   string
+	Seq       int64
+	Author    string
+	Role      string
+	Timestamp time.Time
+	Text      string
+}
+
+// Extraction says which events become documents. The zero value indexes
+// the text of user and assistant messages only.
+type Extraction struct {
+	ToolResults bool // also index what tools returned
+	Summaries   bool // also index summary events
+}
+
+// documentOf returns the document an event becomes, or false when it has
+// nothing to index.
+func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, bool) {
+	if ev.Message == nil || (ev.IsSummary() && !x.Summaries) {
+		return Document{}, false
+	}
+	var text string
+	switch ev.Message.Role {
+	case session.RoleUser, session.RoleAssistant:
+		text = ev.Message.Text()
+	case session.RoleTool:
+		if x.ToolResults {
+			text = toolResultText(ev)
+		}
+	}
+	if ev.IsSummary() {
+		text = ev.Message.Text()
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Document{}, false
+	}
+	return Document{SessionID: sessionID, EventID: ev.ID, Seq: ev.Seq, Author: ev.Author, Role: ev.Message.Role,
+		Timestamp: ev.Timestamp, Text: text}, true
+}
+
+func toolResultText(ev *session.Event) string {
+	var parts []string
+	for _, r := range ev.ToolResults() {
+		switch c := r.Content.(type) {
+		case nil:
+		case string:
+			parts = append(parts, c)
+		default:
+			if raw, err := json.Marshal(c); err == nil {
+				parts = append(parts, string(raw))
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (d *Document) result(score float64) SearchResult {
+	return SearchResult{SessionID: d.SessionID, EventID: d.EventID, Content: d.Text, Author: d.Author,
+		Timestamp: d.Timestamp, Score: score, Metadata: map[string]any{"role": d.Role, "seq": d.Seq}}
+}

@@ -1,0 +1,72 @@
+// Package index is Hector's search over past conversations: keyword (BM25),
+// vector (an embedder plus chromem-go or Qdrant) and hybrid indexes, all
+// derived from the session service and rebuildable from it at any time.
+// Every search is scoped to one (app, user).
+package index
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+var (
+	// ErrInvalidArgument wraps every error caused by bad input.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNeedsRebuild: the index on disk was built differently from how it
+	// is configured now (another embedder, say) and must be rebuilt.
+	ErrNeedsRebuild = errors.New("the index must be rebuilt: run `hector index rebuild`")
+)
+
+// Service is a search index over session events.
+type Service interface {
+	// Index indexes the session's events that are not indexed yet: a turn
+	// costs work for its new events only.
+	Index(ctx context.Context, s session.Session) error
+	// Search finds the events of one (app, user) that best match the query,
+	// best first.
+	Search(ctx context.Context, req *SearchRequest) (*SearchResponse, error)
+	// Rebuild replays sessions from the source of truth into a new index and
+	// swaps it in when complete: for one user (appName and userID set), one
+	// app (userID empty) or everything (both empty). Searches keep working
+	// meanwhile; a cancelled rebuild leaves the old index as it was.
+	Rebuild(ctx context.Context, sessions session.Service, appName, userID string) error
+	// Clear removes one session's entries. It has session.DeleteHook's shape,
+	// so that deleting a session clears its index entries.
+	Clear(ctx context.Context, appName, userID, sessionID string) error
+	// IsPersisted reports whether the index survives a restart.
+	IsPersisted() bool
+	// Name names the index type: "keyword", "vector" or "hybrid".
+	Name() string
+}
+
+// SearchRequest asks one (app, user)'s memory. Limit defaults to DefaultLimit.
+type SearchRequest struct {
+	Query           string
+	AppName, UserID string
+	Limit           int
+}
+
+// Limits on results.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 1000
+)
+
+// SearchResponse holds results ordered by score, highest first.
+type SearchResponse struct {
+	Results []SearchResult
+}
+
+// SearchResult is one matching event with its provenance.
+type SearchResult struct {
+	SessionID string         `json:"session_id"`
+	EventID   string         `json:"event_id"`
+	Content   string         `json:"content"`
+	Author    string         `json:"author"`
+	Timestamp time.Time      `json:"timestamp"`
+	Score     float64        `json:"score"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}

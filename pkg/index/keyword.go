@@ -1,0 +1,55 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+)
+
+// NewKeyword returns a BM25 keyword index (type "keyword"), held in memory,
+// one shard per (app, user) so a search never scans another user's entries.
+// Persist it with WithSnapshot; stem English with WithStemming.
+func NewKeyword(opts ...Option) (*Index, error) {
+	o := newOptions(opts)
+	return newIndex("keyword", keywordEngine{Tokenizer{Stem: o.stem}}, o)
+}
+
+type keywordEngine struct{ tok Tokenizer }
+
+func (e keywordEngine) newShard(owner) (shard, error) { return newBM25Shard(e.tok), nil }
+func (keywordEngine) dropShard(shard)                  {}
+
+// The snapshot holds documents, which are tokenized again when loaded, so
+// tokenizer settings may change between runs without a rebuild.
+func (keywordEngine) fingerprint() string { return "keyword" }
+
+type ownerDocs struct {
+	App, User string
+	Docs      []Document
+}
+
+func (keywordEngine) snapshot(shards map[owner]shard) ([]byte, error) {
+	var all []ownerDocs
+	for o, sh := range shards {
+		all = append(all, ownerDocs{o.app, o.user, sh.(*bm25Shard).documents()})
+	}
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(all)
+	return buf.Bytes(), err
+}
+
+func (e keywordEngine) restore(payload []byte) (map[owner]shard, error) {
+	var all []ownerDocs
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&all); err != nil {
+		return nil, err
+	}
+	shards := map[owner]shard{}
+	for _, od := range all {
+		sh := newBM25Shard(e.tok)
+		if err := sh.add(context.Background(), od.Docs); err != nil {
+			return nil, err
+		}
+		shards[owner{od.App, od.User}] = sh
+	}
+	return shards, nil
+}

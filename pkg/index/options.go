@@ -1,0 +1,50 @@
+package index
+
+import (
+	"log/slog"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// Option configures an index.
+type Option func(*options)
+
+type options struct {
+	extract      Extraction
+	snapshotPath string
+	sessions     session.Service
+	logger       *slog.Logger
+	progress     func(Progress)
+	stem         bool
+}
+
+// WithExtraction chooses which events are indexed (default: user and assistant text).
+func WithExtraction(x Extraction) Option { return func(o *options) { o.extract = x } }
+
+// WithSnapshot persists the index to a snapshot file at path: loaded when
+// the index is made, written by Save, Close and every Rebuild. A missing or
+// corrupt snapshot is logged and the index starts empty, to be filled by
+// CatchUp from the session service.
+func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath = path } }
+
+// WithSessions lets Index read the events a session handle was loaded
+// without (a handle from Get with NumRecentEvents holds only the latest).
+func WithSessions(s session.Service) Option { return func(o *options) { o.sessions = s } }
+
+// WithLogger sets where the index logs (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithProgress reports a rebuild's progress to fn, from the rebuilding goroutine.
+func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progress = fn } }
+
+// WithStemming reduces English words to their stems in the keyword index
+// (and drops common English stop words), so "running" finds "runs".
+func WithStemming(on bool) Option { return func(o *options) { o.stem = on } }
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}

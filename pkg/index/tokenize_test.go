@@ -1,0 +1,44 @@
+package index
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		stem bool
+		want []string
+	}{
+		{"Hello, World!", false, []string{"hello", "world"}},
+		{"user_id=42; v2.3 gpt-4o", false, []string{"user_id", "42", "v2", "3", "gpt", "4o"}},
+		{"Встреча в Москве", false, []string{"встреча", "в", "москве"}},
+		{"naïve café", false, []string{"naïve", "café"}},
+		{"東京タワー", false, []string{"東", "東京", "京", "京タ", "タ", "タワ", "ワ", "ワー", "ー"}},
+		{"ID番号123", false, []string{"id", "番", "番号", "号", "123"}},
+		{"The runners were running to the races", true, []string{"runner", "run", "race"}},
+		{"Running UTF-8 Москва", true, []string{"run", "utf", "8", "москва"}},
+		{"", false, nil},
+		{"  ...  ", false, nil},
+	} {
+		if got := (Tokenizer{Stem: tc.stem}).Tokens(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Tokens(%q, stem=%v) = %q, want %q", tc.text, tc.stem, got, tc.want)
+		}
+	}
+}
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"Hello, World", "東京タワー", "user_id=42", "\xff\xfe", "a\u0301b", "ー"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, stem bool) {
+		for _, term := range (Tokenizer{Stem: stem}).Tokens(text) {
+			if term == "" || !utf8.ValidString(term) || strings.ContainsAny(term, " \t\n.,;") {
+				t.Fatalf("Tokens(%q) produced the term %q", text, term)
+			}
+		}
+	})
+}
