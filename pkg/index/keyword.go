@@ -17,7 +17,7 @@ func NewKeyword(opts ...Option) (*Index, error) {
 type keywordEngine struct{ tok Tokenizer }
 
 func (e keywordEngine) newShard(owner) (shard, error) { return newBM25Shard(e.tok), nil }
-func (keywordEngine) dropShard(shard)                  {}
+func (keywordEngine) dropShard(shard)                 {}
 
 // The snapshot holds documents, which are tokenized again when loaded, so
 // tokenizer settings may change between runs without a rebuild.
