@@ -1,0 +1,115 @@
+package index_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/indextest"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+func hashEmbedder(t testing.TB, dims int) *embed.Hash {
+	h, err := embed.NewHash(dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestVectorChromem(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+		idx, err := index.NewVector(hashEmbedder(t, 0), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+}
+
+// countingEmbedder counts the texts it embeds.
+type countingEmbedder struct {
+	embed.Embedder
+	mu    sync.Mutex
+	texts map[string]int
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	for _, t := range texts {
+		c.texts[t]++
+	}
+	c.mu.Unlock()
+	return c.Embedder.Embed(ctx, texts)
+}
+
+func TestVectorIndexEmbedsEachEventOnce(t *testing.T) {
+	counter := &countingEmbedder{Embedder: hashEmbedder(t, 64), texts: map[string]int{}}
+	idx, err := index.NewVector(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const turns = 100
+	for i := range turns {
+		for _, ev := range []*session.Event{
+			{Author: "user", Message: session.NewTextMessage(session.RoleUser, "question "+strings.Repeat("q", i+1))},
+			{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "answer "+strings.Repeat("a", i+1))},
+		} {
+			if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(counter.texts) != 2*turns {
+		t.Errorf("%d distinct texts embedded, want %d", len(counter.texts), 2*turns)
+	}
+	for text, n := range counter.texts {
+		if n != 1 {
+			t.Fatalf("%q embedded %d times over %d turns, want once", text, n, turns)
+		}
+	}
+}
+
+func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
+	sessions := session.NewInMemoryService()
+	path := t.TempDir() + "/vector.snapshot"
+	old, err := index.NewVector(hashEmbedder(t, 128), index.WithSnapshot(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "hello there")})
+	if err := old.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	changed, err := index.NewVector(hashEmbedder(t, 256), index.WithSnapshot(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = changed.Search(t.Context(), &index.SearchRequest{Query: "hello", AppName: "a", UserID: "u"})
+	if err == nil || !strings.Contains(err.Error(), "hector index rebuild") || !strings.Contains(err.Error(), "hash/v1/128") {
+		t.Fatalf("search over another embedder's vectors: error %v, want one telling to rebuild", err)
+	}
+	if err := changed.Rebuild(t.Context(), sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := changed.Search(t.Context(), &index.SearchRequest{Query: "hello", AppName: "a", UserID: "u"})
+	if err != nil || len(rs.Results) != 1 {
+		t.Errorf("after the rebuild: %v, %v", rs, err)
+	}
+}
