@@ -113,3 +113,52 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 		t.Errorf("after the rebuild: %v, %v", rs, err)
 	}
 }
+
+func TestHybrid(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+		idx, err := index.NewHybrid(hashEmbedder(t, 0), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+}
+
+func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
+	idx, err := index.NewHybrid(hashEmbedder(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	for _, text := range []string{"deploy the service with Konflux", "deployment pipelines are slow", "lunch at noon"} {
+		sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "deploy Konflux", AppName: "a", UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Results) == 0 || rs.Results[0].Content != "deploy the service with Konflux" {
+		t.Fatalf("results = %+v", rs.Results)
+	}
+	signals, _ := rs.Results[0].Metadata["signals"].(map[string]int)
+	if signals["keyword"] != 1 || signals["vector"] != 1 {
+		t.Errorf("top result's signals = %v, want keyword rank 1 and vector rank 1", rs.Results[0].Metadata)
+	}
+	// "deployment" shares no keyword with the query, only word pieces: found by the vector side alone.
+	found := false
+	for _, r := range rs.Results[1:] {
+		if r.Content == "deployment pipelines are slow" {
+			found = true
+			if s := r.Metadata["signals"].(map[string]int); s["keyword"] != 0 || s["vector"] == 0 {
+				t.Errorf("signals for the trigram-only match = %v", s)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the word-piece match is missing from %+v", rs.Results)
+	}
+}

@@ -1,0 +1,158 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"sort"
+
+	"github.com/hectormem/hector/pkg/index/embed"
+)
+
+// rrfK is reciprocal rank fusion's constant (Cormack et al.): a result's
+// fused score is the sum over the lists that found it of 1/(rrfK + rank).
+const rrfK = 60
+
+// NewHybrid returns a hybrid index (type "hybrid"): keyword and vector
+// candidates fused by reciprocal rank fusion. Each result's metadata says
+// which signals found it and at which rank.
+func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
+	if e == nil {
+		return nil, fmt.Errorf("%w: a hybrid index needs an embedder", ErrInvalidArgument)
+	}
+	o := newOptions(opts)
+	return newIndex("hybrid", &hybridEngine{
+		keyword: keywordEngine{Tokenizer{Stem: o.stem}},
+		vector:  &vectorEngine{embedder: e, store: newChromemStore()},
+	}, o)
+}
+
+type hybridEngine struct {
+	keyword keywordEngine
+	vector  *vectorEngine
+}
+
+type hybridShard struct{ keyword, vector shard }
+
+func (e *hybridEngine) fingerprint() string { return "hybrid " + e.vector.fingerprint() }
+
+func (e *hybridEngine) newShard(o owner) (shard, error) {
+	kw, _ := e.keyword.newShard(o)
+	vec, err := e.vector.newShard(o)
+	if err != nil {
+		return nil, err
+	}
+	return &hybridShard{kw, vec}, nil
+}
+
+func (e *hybridEngine) dropShard(s shard) { e.vector.dropShard(s.(*hybridShard).vector) }
+
+type hybridSnapshot struct{ Keyword, Vector []byte }
+
+func (e *hybridEngine) snapshot(shards map[owner]shard) ([]byte, error) {
+	kw, vec := map[owner]shard{}, map[owner]shard{}
+	for o, s := range shards {
+		kw[o], vec[o] = s.(*hybridShard).keyword, s.(*hybridShard).vector
+	}
+	var snap hybridSnapshot
+	var err error
+	if snap.Keyword, err = e.keyword.snapshot(kw); err != nil {
+		return nil, err
+	}
+	if snap.Vector, err = e.vector.snapshot(vec); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = gob.NewEncoder(&buf).Encode(snap)
+	return buf.Bytes(), err
+}
+
+func (e *hybridEngine) restore(payload []byte) (map[owner]shard, error) {
+	var snap hybridSnapshot
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&snap); err != nil {
+		return nil, err
+	}
+	kw, err := e.keyword.restore(snap.Keyword)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := e.vector.restore(snap.Vector)
+	if err != nil {
+		return nil, err
+	}
+	shards := map[owner]shard{}
+	for o, k := range kw {
+		v := vec[o]
+		if v == nil {
+			return nil, fmt.Errorf("index: the snapshot has keyword entries but no vectors for an owner")
+		}
+		shards[o] = &hybridShard{k, v}
+	}
+	return shards, nil
+}
+
+func (s *hybridShard) add(ctx context.Context, docs []Document) error {
+	if err := s.vector.add(ctx, docs); err != nil { // the one that can fail (embedding) goes first
+		return err
+	}
+	return s.keyword.add(ctx, docs)
+}
+
+func (s *hybridShard) removeSession(ctx context.Context, sessionID string) error {
+	if err := s.keyword.removeSession(ctx, sessionID); err != nil {
+		return err
+	}
+	return s.vector.removeSession(ctx, sessionID)
+}
+
+func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]SearchResult, error) {
+	candidates := max(4*limit, 40) // fusion needs more than the top few of each list
+	lists := map[string][]SearchResult{}
+	var err error
+	if lists["keyword"], err = s.keyword.search(ctx, query, candidates); err != nil {
+		return nil, err
+	}
+	if lists["vector"], err = s.vector.search(ctx, query, candidates); err != nil {
+		return nil, err
+	}
+	type fused struct {
+		result SearchResult
+		score  float64
+		ranks  map[string]int
+	}
+	byEvent := map[eventKey]*fused{}
+	for signal, results := range lists {
+		for rank, r := range results {
+			key := eventKey{r.SessionID, r.EventID}
+			f := byEvent[key]
+			if f == nil {
+				f = &fused{result: r, ranks: map[string]int{}}
+				byEvent[key] = f
+			}
+			f.score += 1 / float64(rrfK+rank+1)
+			f.ranks[signal] = rank + 1
+		}
+	}
+	all := make([]*fused, 0, len(byEvent))
+	for _, f := range byEvent {
+		all = append(all, f)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		if !all[i].result.Timestamp.Equal(all[j].result.Timestamp) {
+			return all[i].result.Timestamp.After(all[j].result.Timestamp)
+		}
+		return all[i].result.EventID < all[j].result.EventID
+	})
+	out := make([]SearchResult, 0, min(limit, len(all)))
+	for _, f := range all[:min(limit, len(all))] {
+		r := f.result
+		r.Score = f.score
+		r.Metadata["signals"] = f.ranks // which lists found it, and at which rank (1 = best)
+		out = append(out, r)
+	}
+	return out, nil
+}
