@@ -1,0 +1,93 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hectormem/hector/pkg/tool"
+)
+
+// Defaults of the search_memory tool.
+const (
+	DefaultToolResults    = 5
+	DefaultToolContentLen = 500 // characters of each result's content
+)
+
+// SearchMemoryTool lets an agent recall its user's past conversations. The
+// (app, user) searched is the invocation's; the model's arguments hold
+// only the query.
+type SearchMemoryTool struct {
+	Index      Service
+	MaxResults int // default DefaultToolResults
+	MaxContent int // default DefaultToolContentLen
+}
+
+var _ tool.Tool = (*SearchMemoryTool)(nil)
+
+func (t *SearchMemoryTool) Name() string        { return "search_memory" }
+func (t *SearchMemoryTool) Description() string { return "Search past conversations" }
+
+func (t *SearchMemoryTool) Parameters() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"query": map[string]any{"type": "string", "description": "What to look for in the user's past conversations"},
+		},
+		"required":             []string{"query"},
+		"additionalProperties": false,
+	}
+}
+
+// MemoryHit is one search_memory result as the model sees it.
+type MemoryHit struct {
+	SessionID string    `json:"session_id"`
+	EventID   string    `json:"event_id"`
+	Author    string    `json:"author"`
+	Timestamp time.Time `json:"timestamp"`
+	Score     float64   `json:"score"`
+	Content   string    `json:"content"`
+}
+
+func (t *SearchMemoryTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
+	var in struct {
+		Query string `json:"query"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields() // the scope is not the model's to choose
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("search_memory takes {\"query\": string} only: %v", err)
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, errors.New("search_memory needs a non-empty query")
+	}
+	limit := t.MaxResults
+	if limit <= 0 {
+		limit = DefaultToolResults
+	}
+	resp, err := t.Index.Search(ctx, &SearchRequest{Query: in.Query, AppName: inv.AppName, UserID: inv.UserID, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]MemoryHit, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		hits = append(hits, MemoryHit{SessionID: r.SessionID, EventID: r.EventID, Author: r.Author, Timestamp: r.Timestamp,
+			Score: r.Score, Content: truncate(r.Content, t.MaxContent)})
+	}
+	return map[string]any{"results": hits}, nil
+}
+
+func truncate(s string, n int) string {
+	if n <= 0 {
+		n = DefaultToolContentLen
+	}
+	runes := []rune(s)
+	if len(runes) <= n {
+		return s
+	}
+	return string(runes[:n]) + "…"
+}
