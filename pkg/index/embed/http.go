@@ -165,4 +165,3 @@ func (c *HTTPConfig) batches(ctx context.Context, texts []string, call func(ctx 
 	}
 	return out, nil
 }
-
