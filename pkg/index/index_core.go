@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -147,12 +148,12 @@ func (c *Index) Index(ctx context.Context, s session.Session) error {
 		}
 		events = resp.Session.Events()
 	}
+	// Events are in sequence order: skip the indexed ones without visiting them.
+	first := sort.Search(events.Len(), func(i int) bool { return events.At(i).Seq > mark })
 	var docs []Document
 	last := mark
-	for ev := range events.All() {
-		if ev.Seq <= mark {
-			continue
-		}
+	for i := first; i < events.Len(); i++ {
+		ev := events.At(i)
 		if doc, ok := c.opts.extract.documentOf(ref.id, ev); ok {
 			docs = append(docs, doc)
 		}
