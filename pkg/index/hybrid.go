@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"sort"
 
 	"github.com/hectormem/hector/pkg/index/embed"
 )
@@ -22,10 +21,11 @@ func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("%w: a hybrid index needs an embedder", ErrInvalidArgument)
 	}
 	o := newOptions(opts)
-	return newIndex("hybrid", &hybridEngine{
-		keyword: keywordEngine{Tokenizer{Stem: o.stem}},
-		vector:  &vectorEngine{embedder: e, store: newChromemStore()},
-	}, o)
+	ve, err := newVectorEngine(e, o)
+	if err != nil {
+		return nil, err
+	}
+	return newIndex("hybrid", &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: ve}, o)
 }
 
 type hybridEngine struct {
@@ -116,43 +116,25 @@ func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]Se
 	if lists["vector"], err = s.vector.search(ctx, query, candidates); err != nil {
 		return nil, err
 	}
-	type fused struct {
-		result SearchResult
-		score  float64
-		ranks  map[string]int
-	}
-	byEvent := map[eventKey]*fused{}
+	fused := map[eventKey]*SearchResult{}
 	for signal, results := range lists {
 		for rank, r := range results {
 			key := eventKey{r.SessionID, r.EventID}
-			f := byEvent[key]
+			f := fused[key]
 			if f == nil {
-				f = &fused{result: r, ranks: map[string]int{}}
-				byEvent[key] = f
+				f = &r
+				f.Score = 0
+				f.Metadata["signals"] = map[string]int{} // which lists found it, and at which rank (1 = best)
+				fused[key] = f
 			}
-			f.score += 1 / float64(rrfK+rank+1)
-			f.ranks[signal] = rank + 1
+			f.Score += 1 / float64(rrfK+rank+1)
+			f.Metadata["signals"].(map[string]int)[signal] = rank + 1
 		}
 	}
-	all := make([]*fused, 0, len(byEvent))
-	for _, f := range byEvent {
-		all = append(all, f)
+	out := make([]SearchResult, 0, len(fused))
+	for _, f := range fused {
+		out = append(out, *f)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
-		}
-		if !all[i].result.Timestamp.Equal(all[j].result.Timestamp) {
-			return all[i].result.Timestamp.After(all[j].result.Timestamp)
-		}
-		return all[i].result.EventID < all[j].result.EventID
-	})
-	out := make([]SearchResult, 0, min(limit, len(all)))
-	for _, f := range all[:min(limit, len(all))] {
-		r := f.result
-		r.Score = f.score
-		r.Metadata["signals"] = f.ranks // which lists found it, and at which rank (1 = best)
-		out = append(out, r)
-	}
-	return out, nil
+	sortResults(out)
+	return out[:min(limit, len(out))], nil
 }

@@ -16,6 +16,7 @@ type options struct {
 	logger       *slog.Logger
 	progress     func(Progress)
 	stem         bool
+	qdrant       *QdrantConfig
 }
 
 // WithExtraction chooses which events are indexed (default: user and assistant text).

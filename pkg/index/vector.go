@@ -1,8 +1,11 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/hectormem/hector/pkg/index/embed"
 )
@@ -25,12 +28,31 @@ type vectorShard interface {
 }
 
 // NewVector returns a vector index (type "vector"): documents embedded by
-// e and kept in chromem-go, in memory (persist with WithSnapshot).
+// e and kept in chromem-go, in memory (persist with WithSnapshot), or in
+// Qdrant (WithQdrant).
 func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%w: a vector index needs an embedder", ErrInvalidArgument)
 	}
-	return newIndex("vector", &vectorEngine{embedder: e, store: newChromemStore()}, newOptions(opts))
+	o := newOptions(opts)
+	ve, err := newVectorEngine(e, o)
+	if err != nil {
+		return nil, err
+	}
+	return newIndex("vector", ve, o)
+}
+
+func newVectorEngine(e embed.Embedder, o options) (*vectorEngine, error) {
+	if o.qdrant == nil {
+		return &vectorEngine{embedder: e, store: newChromemStore()}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := newQdrantStore(ctx, *o.qdrant, e.Dimensions())
+	if err != nil {
+		return nil, err
+	}
+	return &vectorEngine{embedder: e, store: store}, nil
 }
 
 type vectorEngine struct {
@@ -102,7 +124,10 @@ func (s *embeddedShard) search(ctx context.Context, query string, limit int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("index: embedding the query: %w", err)
 	}
-	results, err := s.store.query(ctx, vecs[0], limit)
+	// Stores break ties between equal scores each their own way (by point
+	// ID, by insertion order); fetching extra and ordering here makes the
+	// results the same whichever store, and however the index was built.
+	results, err := s.store.query(ctx, vecs[0], 2*limit+10)
 	if err != nil {
 		return nil, err
 	}
@@ -113,5 +138,13 @@ func (s *embeddedShard) search(ctx context.Context, query string, limit int) ([]
 			kept = append(kept, r)
 		}
 	}
-	return kept, nil
+	sortResults(kept)
+	return kept[:min(limit, len(kept))], nil
+}
+
+// sortResults orders by score, then newest first, then event ID.
+func sortResults(rs []SearchResult) {
+	slices.SortStableFunc(rs, func(a, b SearchResult) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), b.Timestamp.Compare(a.Timestamp), cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.EventID, b.EventID))
+	})
 }
