@@ -70,6 +70,13 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 			return nil, err
 		}
 	}
+	// Start-up is when an index catches up on what it missed while down. A
+	// stale one is not caught up: its searches say to rebuild it instead.
+	if opts.sessions != nil && c.stale == nil {
+		if err := c.CatchUp(context.Background(), opts.sessions); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

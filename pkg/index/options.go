@@ -28,7 +28,9 @@ func WithExtraction(x Extraction) Option { return func(o *options) { o.extract =
 // CatchUp from the session service.
 func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath = path } }
 
-// WithSessions lets Index read the events a session handle was loaded
+// WithSessions names the session service the index follows: the index
+// catches up on its change feed when it is made (what it missed while
+// down), and Index reads from it the events a session handle was loaded
 // without (a handle from Get with NumRecentEvents holds only the latest).
 func WithSessions(s session.Service) Option { return func(o *options) { o.sessions = s } }
 

@@ -470,6 +470,21 @@ func testPersistence(t *testing.T, newIndex Factory) {
 	reopened := newIndex(t, index.WithSnapshot(path))
 	sameAnswers(t, "reopened from the snapshot", answers(t, reopened), want)
 
+	// What happened while it was closed is caught up when it opens with the sessions.
+	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "app-bob-s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reopened.Close(); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp := newIndex(t, index.WithSnapshot(path), index.WithSessions(sessions))
+	for _, r := range search(t, caughtUp, "app", "bob", "Lisbon flight", 10) {
+		if r.SessionID == "app-bob-s1" {
+			t.Errorf("reopened with the sessions, the index still has the session deleted while it was closed: %q", r.Content)
+		}
+	}
+	want = answers(t, caughtUp)
+
 	// Damage the snapshot: the index starts empty, says so, and CatchUp restores it.
 	raw, err := os.ReadFile(path)
 	if err != nil {
