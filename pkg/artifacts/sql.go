@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -105,8 +106,14 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	return row.info()
 }
 
+// chunkBuffers recycles upload buffers: a save of a few bytes should not
+// allocate a megabyte.
+var chunkBuffers = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
 func (s *sqlStore) writeChunks(db *gorm.DB, blobID string, c *content) error {
-	buf := make([]byte, chunkSize)
+	pooled := chunkBuffers.Get().(*[chunkSize]byte)
+	defer chunkBuffers.Put(pooled)
+	buf := pooled[:]
 	for idx := int64(0); ; idx++ {
 		n, err := io.ReadFull(c, buf)
 		if c.err != nil {
