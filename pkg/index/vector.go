@@ -127,7 +127,7 @@ func (s *embeddedShard) search(ctx context.Context, query string, limit int) ([]
 	// Stores break ties between equal scores each their own way (by point
 	// ID, by insertion order); fetching extra and ordering here makes the
 	// results the same whichever store, and however the index was built.
-	results, err := s.store.query(ctx, vecs[0], 2*limit+10)
+	results, err := s.store.query(ctx, vecs[0], limit+10)
 	if err != nil {
 		return nil, err
 	}
