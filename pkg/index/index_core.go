@@ -70,11 +70,15 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 			return nil, err
 		}
 	}
-	// Start-up is when an index catches up on what it missed while down. A
-	// stale one is not caught up: its searches say to rebuild it instead.
-	if opts.sessions != nil && c.stale == nil {
-		if err := c.CatchUp(context.Background(), opts.sessions); err != nil {
-			return nil, err
+	if opts.sessions != nil {
+		// Deleting a session clears its entries at once, without the caller wiring it.
+		opts.sessions.OnDelete(c.Clear)
+		// Start-up is when an index catches up on what it missed while down. A
+		// stale one is not caught up: its searches say to rebuild it instead.
+		if c.stale == nil {
+			if err := c.CatchUp(context.Background(), opts.sessions); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil

@@ -30,8 +30,10 @@ func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath
 
 // WithSessions names the session service the index follows: the index
 // catches up on its change feed when it is made (what it missed while
-// down), and Index reads from it the events a session handle was loaded
-// without (a handle from Get with NumRecentEvents holds only the latest).
+// down), registers Clear as the service's delete hook (so deleting a
+// session clears its entries), and Index reads from it the events a
+// session handle was loaded without (a handle from Get with
+// NumRecentEvents holds only the latest).
 func WithSessions(s session.Service) Option { return func(o *options) { o.sessions = s } }
 
 // WithLogger sets where the index logs (default slog.Default()).

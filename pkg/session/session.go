@@ -49,6 +49,9 @@ type Service interface {
 	// Changes pages through the change feed: every event appended and every
 	// session deleted, in cursor order, after req.After.
 	Changes(ctx context.Context, req *ChangesRequest) (*ChangesResponse, error)
+
+	// OnDelete adds h to the hooks Delete runs (see WithDeleteHook).
+	OnDelete(h DeleteHook)
 }
 
 // Session is a handle on one stored session as it was read, kept up to date

@@ -366,6 +366,19 @@ func testClearAndDeleteCascade(t *testing.T, newIndex Factory) {
 	if rs := search(t, idx, "app", "bob", "Lisbon", 10); len(rs) == 0 {
 		t.Error("deleting alice's session cleared bob's entries")
 	}
+
+	// An index made with the sessions wires the hook itself.
+	plain := session.NewInMemoryService()
+	follower := newIndex(t, index.WithSessions(plain))
+	fill(t, plain, follower)
+	if err := plain.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "app-bob-s1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range search(t, follower, "app", "bob", "Lisbon flight", 10) {
+		if r.SessionID == "app-bob-s1" {
+			t.Errorf("an index following the sessions kept a deleted session's %q", r.Content)
+		}
+	}
 }
 
 func testRebuildEquivalence(t *testing.T, newIndex Factory) {
