@@ -37,7 +37,9 @@ func newHistory(events []*session.Event) history {
 	return h
 }
 
-func isSystem(ev *session.Event) bool { return ev.Message != nil && ev.Message.Role == session.RoleSystem }
+func isSystem(ev *session.Event) bool {
+	return ev.Message != nil && ev.Message.Role == session.RoleSystem
+}
 
 // candidates returns the indexes of the events a window may drop.
 func (h history) candidates() []int {
