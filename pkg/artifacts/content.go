@@ -17,26 +17,41 @@ import (
 // one, drops an error that comes with a full buffer, and the next Read must
 // fail again rather than read on.
 type content struct {
-	r     io.Reader
-	hash  hash.Hash
-	size  int64
-	limit int64
-	err   error
+	r        io.Reader
+	mimeType string
+	hash     hash.Hash
+	size     int64
+	limit    int64
+	err      error
 }
 
-func newContent(body io.Reader, mimeType string, limit int64) (*content, string, error) {
-	if body == nil {
-		return nil, "", invalid("artifact body is nil")
+// upload checks a save request and returns where it goes, its encoded
+// metadata and its content, ready to be read.
+func (o options) upload(req *SaveRequest) (owner, string, *content, error) {
+	if req == nil {
+		return owner{}, "", nil, invalid("save request is nil")
 	}
-	br := bufio.NewReaderSize(body, 512)
+	own, err := resolve(req.Ref)
+	if err != nil {
+		return owner{}, "", nil, err
+	}
+	meta, err := encodeMetadata(req.Metadata)
+	if err != nil {
+		return owner{}, "", nil, err
+	}
+	if req.Body == nil {
+		return owner{}, "", nil, invalid("artifact body is nil")
+	}
+	br := bufio.NewReaderSize(req.Body, 512)
+	mimeType := req.MimeType
 	if mimeType == "" {
 		head, err := br.Peek(512)
 		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-			return nil, "", fmt.Errorf("artifacts: reading the upload: %w", err)
+			return owner{}, "", nil, fmt.Errorf("artifacts: reading the upload: %w", err)
 		}
 		mimeType = http.DetectContentType(head)
 	}
-	return &content{r: br, hash: sha256.New(), limit: limit}, mimeType, nil
+	return own, meta, &content{r: br, mimeType: mimeType, hash: sha256.New(), limit: o.maxSize}, nil
 }
 
 func (c *content) Read(p []byte) (int, error) {

@@ -113,18 +113,7 @@ func versionFile(dir string, version int64, ext string) string {
 }
 
 func (s *fsStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
-	if req == nil {
-		return nil, invalid("save request is nil")
-	}
-	o, err := resolve(req.Ref)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := encodeMetadata(req.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	c, mimeType, err := newContent(req.Body, req.MimeType, s.maxSize)
+	o, meta, c, err := s.upload(req)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +123,7 @@ func (s *fsStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	}
 	defer os.Remove(tmp) // a no-op once it has been moved into place
 	metadata, _ := decodeMetadata(meta)
-	info := &Info{Name: req.Name, MimeType: mimeType, Size: c.size, SHA256: c.digest(), Metadata: metadata}
+	info := &Info{Name: req.Name, MimeType: c.mimeType, Size: c.size, SHA256: c.digest(), Metadata: metadata}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

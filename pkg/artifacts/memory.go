@@ -34,18 +34,7 @@ func NewInMemory(opts ...Option) Service {
 }
 
 func (m *memoryStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
-	if req == nil {
-		return nil, invalid("save request is nil")
-	}
-	o, err := resolve(req.Ref)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := encodeMetadata(req.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	c, mimeType, err := newContent(req.Body, req.MimeType, m.maxSize)
+	o, meta, c, err := m.upload(req)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +47,7 @@ func (m *memoryStore) Save(ctx context.Context, req *SaveRequest) (*Info, error)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	info := Info{Name: req.Name, Version: int64(len(m.versions[key]) + 1), MimeType: mimeType, Size: c.size,
+	info := Info{Name: req.Name, Version: int64(len(m.versions[key]) + 1), MimeType: c.mimeType, Size: c.size,
 		SHA256: c.digest(), CreatedAt: time.Now().UTC(), Metadata: metadata}
 	m.versions[key] = append(m.versions[key], memVersion{info: info, data: data})
 	return copyInfo(info), nil

@@ -62,18 +62,7 @@ func NewSQL(db *gorm.DB, opts ...Option) (Service, error) {
 }
 
 func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
-	if req == nil {
-		return nil, invalid("save request is nil")
-	}
-	o, err := resolve(req.Ref)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := encodeMetadata(req.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	c, mimeType, err := newContent(req.Body, req.MimeType, s.maxSize)
+	o, meta, c, err := s.upload(req)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +75,7 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 		return nil, err
 	}
 	row := versionRow{AppName: o.app, UserID: o.user, SessionID: o.session, Name: req.Name, BlobID: blobID,
-		MimeType: mimeType, Size: c.size, SHA256: c.digest(), CreatedNs: time.Now().UnixNano(), Metadata: meta}
+		MimeType: c.mimeType, Size: c.size, SHA256: c.digest(), CreatedNs: time.Now().UnixNano(), Metadata: meta}
 	for attempt := 1; ; attempt++ {
 		// One statement picks the next version and claims it; two savers that
 		// pick the same one collide on the primary key and the loser retries.

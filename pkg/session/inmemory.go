@@ -57,21 +57,10 @@ func NewInMemoryService(opts ...Option) Service {
 }
 
 func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
-	if req == nil {
-		return nil, invalid("create request is nil")
-	}
-	id := req.SessionID
-	if id == "" {
-		id = newSessionID()
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, id); err != nil {
-		return nil, err
-	}
-	d, err := splitDelta(req.State, m.maxValueBytes)
+	key, d, err := m.checkCreate(req)
 	if err != nil {
 		return nil, err
 	}
-	key := sessionKey{owner{req.AppName, req.UserID}, id}
 	now := time.Now().UnixNano()
 
 	m.mu.Lock()
@@ -90,16 +79,10 @@ func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*Crea
 }
 
 func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
-	if req == nil {
-		return nil, invalid("get request is nil")
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+	key, err := checkGet(req)
+	if err != nil {
 		return nil, err
 	}
-	if req.NumRecentEvents < 0 {
-		return nil, invalid("NumRecentEvents %d is negative", req.NumRecentEvents)
-	}
-	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -123,21 +106,10 @@ func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetRespons
 }
 
 func (m *inMemoryService) List(ctx context.Context, req *ListRequest) (*ListResponse, error) {
-	if req == nil {
-		return nil, invalid("list request is nil")
-	}
-	if err := validateOwner(req.AppName, req.UserID); err != nil {
-		return nil, err
-	}
-	size, err := pageSize(req.PageSize)
+	o, size, from, err := checkList(req)
 	if err != nil {
 		return nil, err
 	}
-	from, err := parsePageToken(req.PageToken)
-	if err != nil {
-		return nil, err
-	}
-	o := owner{req.AppName, req.UserID}
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -166,13 +138,11 @@ func (m *inMemoryService) List(ctx context.Context, req *ListRequest) (*ListResp
 }
 
 func (m *inMemoryService) Delete(ctx context.Context, req *DeleteRequest) error {
-	if req == nil {
-		return invalid("delete request is nil")
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+	key, err := checkDelete(req)
+	if err != nil {
 		return err
 	}
-	return m.cascadeDelete(ctx, req, m.delete(sessionKey{owner{req.AppName, req.UserID}, req.SessionID}))
+	return m.cascadeDelete(ctx, req, m.delete(key))
 }
 
 func (m *inMemoryService) delete(key sessionKey) error {

@@ -92,21 +92,10 @@ func (s *SQLService) read(ctx context.Context, fn func(tx *gorm.DB) error) error
 }
 
 func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
-	if req == nil {
-		return nil, invalid("create request is nil")
-	}
-	id := req.SessionID
-	if id == "" {
-		id = newSessionID()
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, id); err != nil {
-		return nil, err
-	}
-	d, err := splitDelta(req.State, s.maxValueBytes)
+	key, d, err := s.checkCreate(req)
 	if err != nil {
 		return nil, err
 	}
-	key := sessionKey{owner{req.AppName, req.UserID}, id}
 	now := time.Now().UnixNano()
 	err = s.write(ctx, func(w *writeTx) error {
 		n, err := w.exec("INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT DO NOTHING",
@@ -130,22 +119,16 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 }
 
 func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
-	if req == nil {
-		return nil, invalid("get request is nil")
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+	key, err := checkGet(req)
+	if err != nil {
 		return nil, err
 	}
-	if req.NumRecentEvents < 0 {
-		return nil, invalid("NumRecentEvents %d is negative", req.NumRecentEvents)
-	}
-	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
 	var (
 		row    sessionRow
 		rows   []eventRow
 		merged map[string]any
 	)
-	err := s.read(ctx, func(tx *gorm.DB) error {
+	err = s.read(ctx, func(tx *gorm.DB) error {
 		err := tx.Where("app_name = ? AND user_id = ? AND id = ?", key.app, key.user, key.id).Take(&row).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return notFound(key)
@@ -181,21 +164,10 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 }
 
 func (s *SQLService) List(ctx context.Context, req *ListRequest) (*ListResponse, error) {
-	if req == nil {
-		return nil, invalid("list request is nil")
-	}
-	if err := validateOwner(req.AppName, req.UserID); err != nil {
-		return nil, err
-	}
-	size, err := pageSize(req.PageSize)
+	o, size, from, err := checkList(req)
 	if err != nil {
 		return nil, err
 	}
-	from, err := parsePageToken(req.PageToken)
-	if err != nil {
-		return nil, err
-	}
-	o := owner{req.AppName, req.UserID}
 	var (
 		rows       []sessionRow
 		shared     map[string]any
@@ -248,14 +220,11 @@ func (s *SQLService) List(ctx context.Context, req *ListRequest) (*ListResponse,
 }
 
 func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
-	if req == nil {
-		return invalid("delete request is nil")
-	}
-	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+	key, err := checkDelete(req)
+	if err != nil {
 		return err
 	}
-	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
-	err := s.write(ctx, func(w *writeTx) error {
+	err = s.write(ctx, func(w *writeTx) error {
 		// The tombstone goes in before the events go out: on SQLite the next
 		// cursor is derived from the highest one still stored.
 		if _, err := insertWithCursor(w, "session_tombstones (feed_cursor, app_name, user_id, session_id)", key.app, key.user, key.id); err != nil {

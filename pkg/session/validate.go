@@ -106,3 +106,58 @@ var partRequirement = map[PartType]string{
 	PartToolCall:   `"tool_call" with an id and a name`,
 	PartToolResult: `"tool_result" with a call_id`,
 }
+
+// The request checks both backends share: each returns what the request
+// names, or an error wrapping ErrInvalidArgument.
+
+func (l limits) checkCreate(req *CreateRequest) (sessionKey, state.Delta, error) {
+	if req == nil {
+		return sessionKey{}, state.Delta{}, invalid("create request is nil")
+	}
+	id := req.SessionID
+	if id == "" {
+		id = newSessionID()
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, id); err != nil {
+		return sessionKey{}, state.Delta{}, err
+	}
+	d, err := splitDelta(req.State, l.maxValueBytes)
+	return sessionKey{owner{req.AppName, req.UserID}, id}, d, err
+}
+
+func checkGet(req *GetRequest) (sessionKey, error) {
+	if req == nil {
+		return sessionKey{}, invalid("get request is nil")
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return sessionKey{}, err
+	}
+	if req.NumRecentEvents < 0 {
+		return sessionKey{}, invalid("NumRecentEvents %d is negative", req.NumRecentEvents)
+	}
+	return sessionKey{owner{req.AppName, req.UserID}, req.SessionID}, nil
+}
+
+func checkList(req *ListRequest) (o owner, size int, from *listPosition, err error) {
+	if req == nil {
+		return o, 0, nil, invalid("list request is nil")
+	}
+	if err := validateOwner(req.AppName, req.UserID); err != nil {
+		return o, 0, nil, err
+	}
+	if size, err = pageSize(req.PageSize); err != nil {
+		return o, 0, nil, err
+	}
+	from, err = parsePageToken(req.PageToken)
+	return owner{req.AppName, req.UserID}, size, from, err
+}
+
+func checkDelete(req *DeleteRequest) (sessionKey, error) {
+	if req == nil {
+		return sessionKey{}, invalid("delete request is nil")
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return sessionKey{}, err
+	}
+	return sessionKey{owner{req.AppName, req.UserID}, req.SessionID}, nil
+}
