@@ -90,7 +90,7 @@ func BenchmarkSQLiteBareInsert(b *testing.B) {
 		s := mustCreate(b, svc, "s")
 		ev := benchEvent(1)
 		ev.Actions = Actions{}
-		p, err := svc.(*SQLService).prepareAppend(s, ev)
+		p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -167,8 +167,8 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 		ev := benchEvent(i)
 		ev.Timestamp = base.Add(time.Duration(i) * time.Second)
 		p, err := svc.(interface {
-			prepareAppend(Session, *Event) (*pendingAppend, error)
-		}).prepareAppend(s, ev)
+			prepareAppend(Session, *Event, []AppendOption) (*pendingAppend, error)
+		}).prepareAppend(s, ev, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -161,18 +161,11 @@ func (m *inMemoryService) delete(key sessionKey) error {
 }
 
 func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event, opts ...AppendOption) error {
-	if ev != nil && ev.Partial {
-		return nil
-	}
-	p, err := m.prepareAppend(s, ev)
-	if err != nil {
+	p, err := m.prepareAppend(s, ev, opts)
+	if err != nil || p == nil {
 		return err
 	}
-	var o appendOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	key := sessionKey{owner{p.h.app, p.h.user}, p.h.id}
+	key, o := p.key, p.opts
 	now := time.Now()
 
 	m.mu.Lock()

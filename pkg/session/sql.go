@@ -248,18 +248,11 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 }
 
 func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, opts ...AppendOption) error {
-	if ev != nil && ev.Partial {
-		return nil
-	}
-	p, err := s.prepareAppend(sess, ev)
-	if err != nil {
+	p, err := s.prepareAppend(sess, ev, opts)
+	if err != nil || p == nil {
 		return err
 	}
-	var o appendOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	key := sessionKey{owner{p.h.app, p.h.user}, p.h.id}
+	key, o := p.key, p.opts
 	now := time.Now()
 	var seq, cursor int64
 	err = s.write(ctx, func(w *writeTx) error {

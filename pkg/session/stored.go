@@ -41,13 +41,19 @@ type eventPayload struct {
 // in Seq and Cursor.
 type pendingAppend struct {
 	h     *handle
+	key   sessionKey
+	opts  appendOptions
 	delta state.Delta
 	row   eventRow
 }
 
 // prepareAppend validates an append without touching the store, so bad input
-// is refused before any write.
-func (l limits) prepareAppend(s Session, ev *Event) (*pendingAppend, error) {
+// is refused before any write. A partial event, which is never stored,
+// gives nil and no error.
+func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendingAppend, error) {
+	if ev != nil && ev.Partial {
+		return nil, nil
+	}
 	h, ok := s.(*handle)
 	if !ok || h == nil {
 		return nil, invalid("the session was not returned by a session.Service")
@@ -88,11 +94,15 @@ func (l limits) prepareAppend(s Session, ev *Event) (*pendingAppend, error) {
 	if len(payload) > l.maxEventBytes {
 		return nil, invalid("event %q is %d bytes, over the limit of %d", id, len(payload), l.maxEventBytes)
 	}
-	return &pendingAppend{h: h, delta: delta, row: eventRow{
+	p := &pendingAppend{h: h, key: sessionKey{owner{h.app, h.user}, h.id}, delta: delta, row: eventRow{
 		AppName: h.app, UserID: h.user, SessionID: h.id,
 		EventID: id, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch,
 		TimestampNs: ts.UnixNano(), Payload: string(payload),
-	}}, nil
+	}}
+	for _, opt := range opts {
+		opt(&p.opts)
+	}
+	return p, nil
 }
 
 // finish updates the handle and the caller's event once the store has
