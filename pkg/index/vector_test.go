@@ -2,6 +2,8 @@ package index_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/session"
 )
+
+var quietLogs = index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 func hashEmbedder(t testing.TB, dims int) *embed.Hash {
 	h, err := embed.NewHash(dims)
@@ -84,7 +88,7 @@ func TestVectorIndexEmbedsEachEventOnce(t *testing.T) {
 func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 	sessions := session.NewInMemoryService()
 	path := t.TempDir() + "/vector.snapshot"
-	old, err := index.NewVector(hashEmbedder(t, 128), index.WithSnapshot(path))
+	old, err := index.NewVector(hashEmbedder(t, 128), index.WithSnapshot(path), quietLogs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +101,7 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	changed, err := index.NewVector(hashEmbedder(t, 256), index.WithSnapshot(path))
+	changed, err := index.NewVector(hashEmbedder(t, 256), index.WithSnapshot(path), quietLogs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -467,7 +468,8 @@ func testCatchUp(t *testing.T, newIndex Factory) {
 func testPersistence(t *testing.T, newIndex Factory) {
 	sessions := session.NewInMemoryService()
 	path := filepath.Join(t.TempDir(), "index.snapshot")
-	idx := newIndex(t, index.WithSnapshot(path))
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	idx := newIndex(t, index.WithSnapshot(path), quiet)
 	if !idx.IsPersisted() {
 		t.Fatal("an index with a snapshot says it is not persisted")
 	}
@@ -480,7 +482,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 
-	reopened := newIndex(t, index.WithSnapshot(path))
+	reopened := newIndex(t, index.WithSnapshot(path), quiet)
 	sameAnswers(t, "reopened from the snapshot", answers(t, reopened), want)
 
 	// What happened while it was closed is caught up when it opens with the sessions.
@@ -490,7 +492,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 	if err := reopened.Close(); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp := newIndex(t, index.WithSnapshot(path), index.WithSessions(sessions))
+	caughtUp := newIndex(t, index.WithSnapshot(path), index.WithSessions(sessions), quiet)
 	for _, r := range search(t, caughtUp, "app", "bob", "Lisbon flight", 10) {
 		if r.SessionID == "app-bob-s1" {
 			t.Errorf("reopened with the sessions, the index still has the session deleted while it was closed: %q", r.Content)
@@ -522,7 +524,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 
 	// Deleted entirely: the same.
 	os.Remove(path)
-	missing := newIndex(t, index.WithSnapshot(path))
+	missing := newIndex(t, index.WithSnapshot(path), quiet)
 	if err := missing.CatchUp(t.Context(), sessions); err != nil {
 		t.Fatal(err)
 	}
