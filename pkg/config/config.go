@@ -1,0 +1,137 @@
+// Package config reads Hector's YAML configuration: named databases,
+// embedders, LLMs and agents, and the server that hosts them. Values may
+// use ${ENV_VAR} (or ${ENV_VAR:-default}); unknown keys, dangling
+// references and invalid values are errors that name the key and its line.
+package config
+
+import (
+	"github.com/hectormem/hector/pkg/workingmemory"
+)
+
+// Config is a whole configuration file.
+type Config struct {
+	Databases map[string]Database `yaml:"databases"`
+	Embedders map[string]Embedder `yaml:"embedders"`
+	LLMs      map[string]LLM      `yaml:"llms"`
+	Agents    map[string]Agent    `yaml:"agents"`
+	Server    Server              `yaml:"server"`
+}
+
+// Database is a SQL database: driver sqlite (dsn: a file path) or postgres.
+type Database struct {
+	Driver string `yaml:"driver"`
+	DSN    string `yaml:"dsn"`
+}
+
+// Embedder turns text into vectors: type hash (offline), openai or ollama.
+type Embedder struct {
+	Type       string `yaml:"type"`
+	BaseURL    string `yaml:"base_url"`
+	Model      string `yaml:"model"`
+	Dimensions int    `yaml:"dimensions"`
+	// APIKeyEnv names the environment variable holding the API key.
+	APIKeyEnv string `yaml:"api_key_env"`
+	BatchSize int    `yaml:"batch_size"`
+}
+
+// LLM is an OpenAI-compatible chat-completions endpoint.
+type LLM struct {
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKeyEnv string `yaml:"api_key_env"`
+}
+
+// Agent is an agent the server hosts.
+type Agent struct {
+	App           string               `yaml:"app"`
+	LLM           string               `yaml:"llm"`
+	Instruction   string               `yaml:"instruction"`
+	WorkingMemory workingmemory.Config `yaml:"working_memory"`
+	Search        Search               `yaml:"search"`
+}
+
+// Search configures an agent's search_memory tool.
+type Search struct {
+	Enabled    bool `yaml:"enabled"`
+	MaxResults int  `yaml:"max_results"`
+}
+
+// Server is the server section.
+type Server struct {
+	Address   string    `yaml:"address"`
+	DataDir   string    `yaml:"data_dir"`
+	Sessions  Sessions  `yaml:"sessions"`
+	Index     Index     `yaml:"index"`
+	Artifacts Artifacts `yaml:"artifacts"`
+	Auth      Auth      `yaml:"auth"`
+	Limits    Limits    `yaml:"limits"`
+}
+
+// Sessions chooses the session backend: inmemory, or sql on a named database.
+type Sessions struct {
+	Backend  string `yaml:"backend"`
+	Database string `yaml:"database"`
+}
+
+// Index chooses the search index.
+type Index struct {
+	Type     string `yaml:"type"`     // keyword, vector or hybrid
+	Embedder string `yaml:"embedder"` // for vector and hybrid
+	Store    string `yaml:"store"`    // chromem or qdrant
+	Stemming bool   `yaml:"stemming"`
+	// Persist keeps the index in a snapshot under the data directory (default true).
+	Persist *bool  `yaml:"persist"`
+	Qdrant  Qdrant `yaml:"qdrant"`
+}
+
+// Qdrant is a Qdrant server.
+type Qdrant struct {
+	Host       string `yaml:"host"`
+	Port       int    `yaml:"port"`
+	APIKeyEnv  string `yaml:"api_key_env"`
+	TLS        bool   `yaml:"tls"`
+	Collection string `yaml:"collection"`
+}
+
+// Artifacts chooses the artifact store: filesystem, sql or inmemory.
+type Artifacts struct {
+	Backend   string `yaml:"backend"`
+	Database  string `yaml:"database"`
+	Dir       string `yaml:"dir"`
+	MaxSizeMB int    `yaml:"max_size_mb"`
+}
+
+// Auth lists the credentials the server accepts.
+type Auth struct {
+	APIKeys []APIKey `yaml:"api_keys"`
+	JWT     *JWT     `yaml:"jwt"`
+}
+
+// APIKey is a key and what it may reach: role admin (everything), app (any
+// user of App) or user (App's User only).
+type APIKey struct {
+	Name string `yaml:"name"`
+	// Key is the key itself, usually ${SOME_ENV_VAR}; or KeyEnv names the variable.
+	Key    string `yaml:"key"`
+	KeyEnv string `yaml:"key_env"`
+	Role   string `yaml:"role"`
+	App    string `yaml:"app"`
+	User   string `yaml:"user"`
+}
+
+// JWT accepts bearer tokens signed with an HS256 secret or an RS256 key.
+// The subject is the user; the app comes from the "app" claim or App.
+type JWT struct {
+	HS256SecretEnv  string `yaml:"hs256_secret_env"`
+	RS256PublicKey  string `yaml:"rs256_public_key"` // PEM
+	Issuer          string `yaml:"issuer"`
+	Audience        string `yaml:"audience"`
+	App             string `yaml:"app"`
+}
+
+// Limits protect the server.
+type Limits struct {
+	MaxBodyMB         int     `yaml:"max_body_mb"`
+	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	Burst             int     `yaml:"burst"`
+}

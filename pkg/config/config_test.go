@@ -1,0 +1,108 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestZeroConfig(t *testing.T) {
+	t.Setenv("HECTOR_DATA_DIR", "")
+	c, err := Parse("empty.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	if s.Address != "127.0.0.1:8080" || s.DataDir != "data" || s.Sessions.Backend != "sql" || s.Index.Type != "keyword" || !*s.Index.Persist {
+		t.Errorf("zero config = %+v", s)
+	}
+	if db := c.Databases[s.Sessions.Database]; db.Driver != "sqlite" || db.DSN != filepath.Join("data", "hector.db") {
+		t.Errorf("zero config database = %+v", db)
+	}
+	t.Setenv("HECTOR_DATA_DIR", "/srv/hector")
+	if c := Zero(); c.Server.DataDir != "/srv/hector" || c.Server.Artifacts.Dir != "/srv/hector/artifacts" {
+		t.Errorf("HECTOR_DATA_DIR ignored: %+v", c.Server)
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Setenv("HECTOR_TEST_PORT_ADDR", "0.0.0.0:9090")
+	t.Setenv("HECTOR_TEST_RPS", "7.5")
+	t.Setenv("HECTOR_TEST_KEY", "k-0123456789abcdef")
+	c, err := Parse("t.yaml", []byte(`
+server:
+  address: ${HECTOR_TEST_PORT_ADDR}
+  limits: {requests_per_second: "${HECTOR_TEST_RPS}"}
+  auth:
+    api_keys:
+      - {key: "${HECTOR_TEST_KEY}", role: admin}
+      - {key: "${HECTOR_TEST_UNSET:-fallback-key-0123456789}", role: admin}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Address != "0.0.0.0:9090" || c.Server.Limits.RequestsPerSecond != 7.5 ||
+		c.Server.Auth.APIKeys[0].Key != "k-0123456789abcdef" || c.Server.Auth.APIKeys[1].Key != "fallback-key-0123456789" {
+		t.Errorf("expanded = %+v", c.Server)
+	}
+	_, err = Parse("t.yaml", []byte("server:\n  address: ${HECTOR_TEST_SURELY_UNSET}\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:2") || !strings.Contains(err.Error(), "HECTOR_TEST_SURELY_UNSET is not set") {
+		t.Errorf("unset variable: %v", err)
+	}
+	// A variable's value is a value, never YAML structure.
+	t.Setenv("HECTOR_TEST_TRICK", "x\nrole: admin")
+	c, err = Parse("t.yaml", []byte("agents:\n  a: {llm: l, instruction: \"${HECTOR_TEST_TRICK}\"}\nllms:\n  l: {base_url: http://x, model: m}\n"))
+	if err != nil || c.Agents["a"].Instruction != "x\nrole: admin" {
+		t.Errorf("value with YAML in it: %+v, %v", c.Agents["a"], err)
+	}
+}
+
+func TestErrorsNameKeyAndLine(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want []string
+	}{
+		{"server:\n  adress: x\n", []string{"t.yaml", "line 2", `unknown key "adress" in Server`}},
+		{"agents:\n  bot:\n    llm: gpt5\n", []string{"t.yaml:3", "agents.bot.llm", `"gpt5"`, "none are defined"}},
+		{"llms:\n  gpt: {base_url: http://x, model: m}\nagents:\n  bot:\n    llm: gpt\n    working_memory: {type: token_window, max_messages: 3}\n",
+			[]string{"t.yaml:6", "agents.bot.working_memory.max_messages", "does not apply"}},
+		{"server:\n  index: {type: fuzzy}\n", []string{"t.yaml:2", "server.index.type", `"fuzzy"`}},
+		{"server:\n  sessions: {backend: sql, database: pg}\n", []string{"server.sessions.database", `"pg"`}},
+		{"databases:\n  main: {driver: mysql, dsn: x}\n", []string{"t.yaml:2", "databases.main.driver"}},
+		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
+		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
+		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
+	} {
+		_, err := Parse("t.yaml", []byte(tc.yaml))
+		if err == nil {
+			t.Errorf("%q: no error", tc.yaml)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q lacks %q", tc.yaml, err, w)
+			}
+		}
+	}
+}
+
+func TestShippedConfigsAreValid(t *testing.T) {
+	files, _ := filepath.Glob("../../configs/*.yaml")
+	if len(files) < 2 {
+		t.Fatalf("configs/ has %d example files, want the zero-config default and a production one", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The production example reads secrets from the environment.
+		for _, v := range []string{"HECTOR_POSTGRES_DSN", "OPENAI_API_KEY", "HECTOR_ADMIN_KEY", "HECTOR_QDRANT_HOST"} {
+			t.Setenv(v, "test-value-0123456789")
+		}
+		if _, err := Parse(f, raw); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Defaults that make an empty configuration a working server.
+const (
+	DefaultAddress     = "127.0.0.1:8080"
+	DefaultDataDir     = "data"
+	defaultDatabase    = "default"
+	defaultEmbedder    = "default"
+	DefaultArtifactMB  = 64
+	DefaultMaxBodyMB   = 16
+	DefaultRatePerSec  = 100
+	DefaultBurst       = 200
+	DefaultSearchLimit = 5
+)
+
+// Zero is the zero configuration: SQLite and a persisted keyword index in
+// the data directory ($HECTOR_DATA_DIR, or ./data), on 127.0.0.1:8080.
+func Zero() *Config {
+	c := &Config{}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	s := &c.Server
+	if s.Address == "" {
+		s.Address = DefaultAddress
+	}
+	if s.DataDir == "" {
+		s.DataDir = os.Getenv("HECTOR_DATA_DIR")
+	}
+	if s.DataDir == "" {
+		s.DataDir = DefaultDataDir
+	}
+	if c.Databases == nil {
+		c.Databases = map[string]Database{}
+	}
+	if s.Sessions.Backend == "" {
+		s.Sessions.Backend = "sql"
+	}
+	if s.Sessions.Backend == "sql" && s.Sessions.Database == "" {
+		s.Sessions.Database = c.onlyDatabase()
+	}
+	if s.Sessions.Database == defaultDatabase && len(c.Databases) == 0 {
+		c.Databases[defaultDatabase] = Database{Driver: "sqlite", DSN: filepath.Join(s.DataDir, "hector.db")}
+	}
+	if s.Index.Type == "" {
+		s.Index.Type = "keyword"
+		s.Index.Stemming = true
+	}
+	if s.Index.Persist == nil {
+		persist := true
+		s.Index.Persist = &persist
+	}
+	if s.Index.Type != "keyword" {
+		if s.Index.Store == "" {
+			s.Index.Store = "chromem"
+		}
+		if s.Index.Embedder == "" {
+			s.Index.Embedder = c.onlyEmbedder()
+		}
+		if s.Index.Embedder == defaultEmbedder && len(c.Embedders) == 0 {
+			c.Embedders = map[string]Embedder{defaultEmbedder: {Type: "hash"}}
+		}
+	}
+	if s.Index.Store == "qdrant" {
+		if s.Index.Qdrant.Port == 0 {
+			s.Index.Qdrant.Port = 6334
+		}
+		if s.Index.Qdrant.Collection == "" {
+			s.Index.Qdrant.Collection = "hector_memory"
+		}
+	}
+	if s.Artifacts.Backend == "" {
+		s.Artifacts.Backend = "filesystem"
+	}
+	if s.Artifacts.Backend == "filesystem" && s.Artifacts.Dir == "" {
+		s.Artifacts.Dir = filepath.Join(s.DataDir, "artifacts")
+	}
+	if s.Artifacts.Backend == "sql" && s.Artifacts.Database == "" {
+		s.Artifacts.Database = s.Sessions.Database
+	}
+	if s.Artifacts.MaxSizeMB == 0 {
+		s.Artifacts.MaxSizeMB = DefaultArtifactMB
+	}
+	if s.Limits.MaxBodyMB == 0 {
+		s.Limits.MaxBodyMB = DefaultMaxBodyMB
+	}
+	if s.Limits.RequestsPerSecond == 0 {
+		s.Limits.RequestsPerSecond = DefaultRatePerSec
+	}
+	if s.Limits.Burst == 0 {
+		s.Limits.Burst = DefaultBurst
+	}
+	for name, a := range c.Agents {
+		if a.App == "" {
+			a.App = name
+		}
+		if a.WorkingMemory.Type == "" {
+			a.WorkingMemory.Type = "all"
+		}
+		if a.Search.MaxResults == 0 {
+			a.Search.MaxResults = DefaultSearchLimit
+		}
+		c.Agents[name] = a
+	}
+}
+
+// onlyDatabase names the one database defined, or the implicit default.
+func (c *Config) onlyDatabase() string {
+	if len(c.Databases) == 1 {
+		for name := range c.Databases {
+			return name
+		}
+	}
+	return defaultDatabase
+}
+
+func (c *Config) onlyEmbedder() string {
+	if len(c.Embedders) == 1 {
+		for name := range c.Embedders {
+			return name
+		}
+	}
+	return defaultEmbedder
+}

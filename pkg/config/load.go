@@ -1,0 +1,167 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem in a configuration file, at a key and line.
+type Error struct {
+	File string
+	Line int
+	Path string // the key, dotted: agents.assistant.llm
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	} else if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and checks a configuration file.
+func Load(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, raw)
+}
+
+// Parse reads and checks configuration text; name is used in errors.
+func Parse(name string, raw []byte) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	if len(root.Content) == 0 { // an empty file is the zero configuration
+		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	if err := expandEnv(name, &root); err != nil {
+		return nil, err
+	}
+	// Decode again from the expanded tree with unknown keys refused.
+	expanded, err := yaml.Marshal(&root)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(expanded))
+	dec.KnownFields(true)
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, yamlError(name, err)
+	}
+	cfg.applyDefaults()
+	if errs := cfg.validate(); len(errs) > 0 {
+		for _, e := range errs {
+			e.File = name
+			e.Line = lineOf(&root, strings.Split(e.Path, "."))
+		}
+		return nil, joinErrors(errs)
+	}
+	return &cfg, nil
+}
+
+// yamlError keeps the YAML library's line numbers ("line 7: field x not
+// found in type config.Agent") and says which file.
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = name + ": " + unknownField.ReplaceAllString(m, `unknown key "$1" in $2: check its spelling against configs/default.yaml`)
+		}
+		return errors.New(strings.Join(msgs, "\n"))
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${VAR} and ${VAR:-default} in scalar values. It works
+// on parsed values, so a variable's content can never change the structure.
+func expandEnv(name string, n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var missing []string
+		expanded := envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			m := envRef.FindStringSubmatch(ref)
+			if v, ok := os.LookupEnv(m[1]); ok {
+				return v
+			}
+			if m[2] != "" {
+				return m[3]
+			}
+			missing = append(missing, m[1])
+			return ""
+		})
+		if len(missing) > 0 {
+			return &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", missing[0], missing[0])}
+		}
+		if expanded != n.Value {
+			// Typed again from its value: port: "${PORT}" becomes a number.
+			// Strings take any scalar, so a key that looks like one is safe.
+			n.Tag, n.Style = "", 0
+		}
+		n.Value = expanded
+		return nil
+	}
+	for _, c := range n.Content {
+		if err := expandEnv(name, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lineOf finds the line of a dotted key path, or of its nearest ancestor present.
+func lineOf(root *yaml.Node, path []string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			break
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return line
+}
+
+func joinErrors(errs []*Error) error {
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
+}

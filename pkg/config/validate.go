@@ -1,0 +1,161 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hectormem/hector/pkg/workingmemory"
+)
+
+type checker struct{ errs []*Error }
+
+func (c *checker) add(path, format string, args ...any) {
+	c.errs = append(c.errs, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) oneOf(path, value string, allowed ...string) {
+	if !slices.Contains(allowed, value) {
+		c.add(path, "%q is not one of %s", value, strings.Join(allowed, ", "))
+	}
+}
+
+func (c *checker) ref(path, name string, defined []string) {
+	if !slices.Contains(defined, name) {
+		known := "none are defined"
+		if len(defined) > 0 {
+			known = "defined: " + strings.Join(defined, ", ")
+		}
+		c.add(path, "refers to %q, which is not defined (%s)", name, known)
+	}
+}
+
+func (c *checker) env(path, name string) {
+	if name != "" && os.Getenv(name) == "" {
+		c.add(path, "environment variable %s is not set", name)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+func (cfg *Config) validate() []*Error {
+	c := &checker{}
+	dbs, embedders, llms := sortedKeys(cfg.Databases), sortedKeys(cfg.Embedders), sortedKeys(cfg.LLMs)
+	for _, name := range dbs {
+		db, p := cfg.Databases[name], "databases."+name
+		c.oneOf(p+".driver", db.Driver, "sqlite", "postgres")
+		if db.DSN == "" {
+			c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres")
+		}
+	}
+	for _, name := range embedders {
+		e, p := cfg.Embedders[name], "embedders."+name
+		c.oneOf(p+".type", e.Type, "hash", "openai", "ollama")
+		switch e.Type {
+		case "hash":
+			if e.Dimensions != 0 && (e.Dimensions < 16 || e.Dimensions > 8192) {
+				c.add(p+".dimensions", "%d is outside 16..8192", e.Dimensions)
+			}
+		case "openai", "ollama":
+			if e.BaseURL == "" {
+				c.add(p+".base_url", "missing")
+			}
+			if e.Model == "" {
+				c.add(p+".model", "missing")
+			}
+			if e.Dimensions <= 0 {
+				c.add(p+".dimensions", "missing: the model's vector length, such as 1536")
+			}
+			c.env(p+".api_key_env", e.APIKeyEnv)
+		}
+	}
+	for _, name := range llms {
+		l, p := cfg.LLMs[name], "llms."+name
+		if l.BaseURL == "" {
+			c.add(p+".base_url", "missing")
+		}
+		if l.Model == "" {
+			c.add(p+".model", "missing")
+		}
+		c.env(p+".api_key_env", l.APIKeyEnv)
+	}
+	for _, name := range sortedKeys(cfg.Agents) {
+		a, p := cfg.Agents[name], "agents."+name
+		if a.LLM == "" {
+			c.add(p+".llm", "missing: name one of llms")
+		} else {
+			c.ref(p+".llm", a.LLM, llms)
+		}
+		if _, err := workingmemory.New(a.WorkingMemory); err != nil {
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			c.add(p+"."+key, "%s", msg)
+		}
+		if a.Search.MaxResults < 0 {
+			c.add(p+".search.max_results", "must be positive, got %d", a.Search.MaxResults)
+		}
+	}
+	s := cfg.Server
+	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")
+	if s.Sessions.Backend == "sql" {
+		c.ref("server.sessions.database", s.Sessions.Database, dbs)
+	}
+	c.oneOf("server.index.type", s.Index.Type, "keyword", "vector", "hybrid")
+	if s.Index.Type != "keyword" {
+		c.ref("server.index.embedder", s.Index.Embedder, embedders)
+		c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant")
+	}
+	if s.Index.Store == "qdrant" {
+		if s.Index.Qdrant.Host == "" {
+			c.add("server.index.qdrant.host", "missing")
+		}
+		c.env("server.index.qdrant.api_key_env", s.Index.Qdrant.APIKeyEnv)
+	}
+	c.oneOf("server.artifacts.backend", s.Artifacts.Backend, "filesystem", "sql", "inmemory")
+	if s.Artifacts.Backend == "sql" {
+		c.ref("server.artifacts.database", s.Artifacts.Database, dbs)
+	}
+	if s.Artifacts.MaxSizeMB < 0 {
+		c.add("server.artifacts.max_size_mb", "must be positive")
+	}
+	if s.Limits.MaxBodyMB < 0 || s.Limits.RequestsPerSecond < 0 || s.Limits.Burst < 0 {
+		c.add("server.limits", "limits must be positive")
+	}
+	cfg.validateAuth(c)
+	return c.errs
+}
+
+func (cfg *Config) validateAuth(c *checker) {
+	seen := map[string]bool{}
+	for i, k := range cfg.Server.Auth.APIKeys {
+		p := fmt.Sprintf("server.auth.api_keys.%d", i)
+		key := k.Key
+		if k.KeyEnv != "" {
+			key = os.Getenv(k.KeyEnv)
+			c.env(p+".key_env", k.KeyEnv)
+		}
+		switch {
+		case k.Key == "" && k.KeyEnv == "":
+			c.add(p, "needs key (usually ${SOME_VARIABLE}) or key_env")
+		case key != "" && len(key) < 16:
+			c.add(p+".key", "is shorter than 16 characters: use a long random key")
+		case seen[key] && key != "":
+			c.add(p+".key", "is the same key as an earlier one")
+		}
+		seen[key] = true
+		c.oneOf(p+".role", k.Role, "admin", "app", "user")
+		if (k.Role == "app" || k.Role == "user") && k.App == "" {
+			c.add(p+".app", "missing: a %s key is limited to one app", k.Role)
+		}
+		if k.Role == "user" && k.User == "" {
+			c.add(p+".user", "missing: a user key is limited to one user")
+		}
+	}
+	if j := cfg.Server.Auth.JWT; j != nil {
+		if (j.HS256SecretEnv == "") == (j.RS256PublicKey == "") {
+			c.add("server.auth.jwt", "set exactly one of hs256_secret_env and rs256_public_key")
+		}
+		c.env("server.auth.jwt.hs256_secret_env", j.HS256SecretEnv)
+	}
+}
