@@ -122,11 +122,11 @@ type APIKey struct {
 // JWT accepts bearer tokens signed with an HS256 secret or an RS256 key.
 // The subject is the user; the app comes from the "app" claim or App.
 type JWT struct {
-	HS256SecretEnv  string `yaml:"hs256_secret_env"`
-	RS256PublicKey  string `yaml:"rs256_public_key"` // PEM
-	Issuer          string `yaml:"issuer"`
-	Audience        string `yaml:"audience"`
-	App             string `yaml:"app"`
+	HS256SecretEnv string `yaml:"hs256_secret_env"`
+	RS256PublicKey string `yaml:"rs256_public_key"` // PEM
+	Issuer         string `yaml:"issuer"`
+	Audience       string `yaml:"audience"`
+	App            string `yaml:"app"`
 }
 
 // Limits protect the server.
