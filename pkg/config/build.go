@@ -145,6 +145,20 @@ func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	}
 }
 
+// Ready reports whether the databases answer.
+func (s *Services) Ready(ctx context.Context) error {
+	for name, db := range s.dbs {
+		sqlDB, err := db.DB()
+		if err == nil {
+			err = sqlDB.PingContext(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("database %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // Close saves the index and closes the databases.
 func (s *Services) Close() error {
 	var errs []error

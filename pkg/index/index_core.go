@@ -85,6 +85,13 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 }
 
 func (c *Index) Name() string      { return c.kind }
+
+// Cursor is how far along the sessions' change feed the index is.
+func (c *Index) Cursor() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.cursor
+}
 func (c *Index) IsPersisted() bool { return c.persist != nil }
 
 func validateOwner(app, user string) error {

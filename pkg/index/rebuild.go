@@ -22,6 +22,15 @@ type build struct {
 	shards   map[owner]shard
 	marks    map[sessionRef]int64
 	progress Progress
+	reportTo func(Progress)
+}
+
+type progressKey struct{}
+
+// WithRebuildProgress returns a context whose rebuilds report to fn, for
+// one call (WithProgress sets it for every rebuild of an index).
+func WithRebuildProgress(ctx context.Context, fn func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
 }
 
 func (b *build) markOf(ref sessionRef) int64 { return b.marks[ref] }
@@ -54,8 +63,8 @@ func (b *build) clearSession(ctx context.Context, ref sessionRef) error {
 }
 
 func (b *build) report() {
-	if b.c.opts.progress != nil {
-		b.c.opts.progress(b.progress)
+	if b.reportTo != nil {
+		b.reportTo(b.progress)
 	}
 }
 
@@ -66,7 +75,10 @@ func (c *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 	if appName == "" && userID != "" {
 		return fmt.Errorf("%w: user %q given without its app", ErrInvalidArgument, userID)
 	}
-	b := &build{c: c, shards: map[owner]shard{}, marks: map[sessionRef]int64{}}
+	b := &build{c: c, shards: map[owner]shard{}, marks: map[sessionRef]int64{}, reportTo: c.opts.progress}
+	if fn, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
+		b.reportTo = fn
+	}
 	var cursor int64
 	var err error
 	if userID != "" {

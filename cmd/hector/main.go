@@ -1,0 +1,82 @@
+// Command hector runs Hector: `hector serve` hosts the HTTP API, `hector
+// index rebuild` rebuilds the search index, `hector config validate`
+// checks a configuration file.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hectormem/hector/pkg/config"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=1.2.3".
+var version = "dev"
+
+func main() {
+	root := &cobra.Command{
+		Use:   "hector",
+		Short: "Memory for AI agents: sessions, state, artifacts, search and working memory",
+		Long: `Hector gives AI agents memory. Its session service stores every conversation's events,
+scoped state and artifacts (SQLite by default, PostgreSQL in production); a search index
+derived from them lets agents recall a user's past conversations.
+
+With no configuration file, hector serve listens on 127.0.0.1:8080 and keeps everything in
+./data (or $HECTOR_DATA_DIR). See configs/ for examples.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringP("config", "c", os.Getenv("HECTOR_CONFIG"), "configuration file (default: none, the zero configuration; or $HECTOR_CONFIG)")
+	root.AddCommand(serveCommand(), indexCommand(), configCommand(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Printf("hector %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	})
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "hector:", err)
+		os.Exit(1)
+	}
+}
+
+// loadConfig reads --config, or returns the zero configuration.
+func loadConfig(cmd *cobra.Command) (*config.Config, error) {
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		return config.Zero(), nil
+	}
+	return config.Load(path)
+}
+
+func newLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func configCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Work with configuration files"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "validate",
+		Short: "Check a configuration file: unknown keys, dangling references, invalid values",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, _ := cmd.Flags().GetString("config")
+			if path == "" && len(args) == 1 {
+				path = args[0]
+			}
+			if path == "" {
+				return fmt.Errorf("name the file: hector config validate FILE (or --config FILE)")
+			}
+			if _, err := config.Load(path); err != nil {
+				return err
+			}
+			fmt.Printf("%s is valid\n", path)
+			return nil
+		},
+		Args: cobra.MaximumNArgs(1),
+	})
+	return cmd
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/datadir"
+	"github.com/hectormem/hector/pkg/index"
+)
+
+func indexCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "index", Short: "Operate the search index"}
+	var app, user, serverURL string
+	var all bool
+	rebuild := &cobra.Command{
+		Use:   "rebuild",
+		Short: "Rebuild the search index from the sessions: --app A [--user U], or --all",
+		Long: `Rebuild the search index from the session store, the source of truth. The new index is
+built beside the old one and swapped in when complete; Ctrl-C leaves the old index intact.
+
+If a running server owns the index (an in-process index in the same data directory), this
+command refuses: ask the server instead with --server URL (and an admin key in
+$HECTOR_API_KEY), which rebuilds inside the server.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !all && app == "" {
+				return errors.New("say what to rebuild: --app A, --app A --user U, or --all")
+			}
+			if all && (app != "" || user != "") {
+				return errors.New("--all rebuilds everything: leave out --app and --user")
+			}
+			if user != "" && app == "" {
+				return errors.New("--user needs --app")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if serverURL != "" {
+				return rebuildOnServer(ctx, serverURL, app, user)
+			}
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			return rebuildHere(ctx, cfg, app, user)
+		},
+	}
+	rebuild.Flags().StringVar(&app, "app", "", "rebuild this app")
+	rebuild.Flags().StringVar(&user, "user", "", "rebuild only this user of --app")
+	rebuild.Flags().BoolVar(&all, "all", false, "rebuild every app and user")
+	rebuild.Flags().StringVar(&serverURL, "server", "", "ask the server at this URL to rebuild (admin key in $HECTOR_API_KEY)")
+	cmd.AddCommand(rebuild)
+	return cmd
+}
+
+func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) error {
+	release, err := datadir.Lock(cfg.Server.DataDir, "hector index rebuild")
+	if errors.Is(err, datadir.ErrLocked) {
+		owner := datadir.Owner(cfg.Server.DataDir)
+		hint := "hector index rebuild --server URL"
+		if url, ok := strings.CutPrefix(owner, "hector serve at "); ok {
+			hint = "hector index rebuild --server " + url
+		}
+		return fmt.Errorf("%s owns the index in %s; two writers must never share it: run `%s` (with $HECTOR_API_KEY if auth is on)",
+			owner, cfg.Server.DataDir, hint)
+	} else if err != nil {
+		return err
+	}
+	defer release()
+	logger := newLogger()
+	svcs, err := config.Open(ctx, cfg, logger, config.WithoutCatchUp())
+	if err != nil {
+		return err
+	}
+	defer svcs.Close()
+	p := newProgress(os.Stderr)
+	err = svcs.Index.Rebuild(index.WithRebuildProgress(ctx, p.report), svcs.Sessions, app, user)
+	p.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("index rebuilt: %d events read, %d documents indexed, in %s\n", p.last.Events, p.last.Indexed, time.Since(p.start).Round(time.Millisecond))
+	return nil
+}
+
+// progress draws a bar on a terminal and writes a line every few seconds otherwise.
+type progress struct {
+	out      io.Writer
+	terminal bool
+	start    time.Time
+	printed  time.Time
+	last     index.Progress
+}
+
+func newProgress(out *os.File) *progress {
+	fi, err := out.Stat()
+	return &progress{out: out, terminal: err == nil && fi.Mode()&os.ModeCharDevice != 0, start: time.Now()}
+}
+
+func (p *progress) report(pr index.Progress) {
+	p.last = pr
+	interval := 5 * time.Second
+	if p.terminal {
+		interval = 100 * time.Millisecond
+	}
+	if time.Since(p.printed) < interval && !pr.Done {
+		return
+	}
+	p.printed = time.Now()
+	elapsed := time.Since(p.start).Seconds()
+	rate := float64(pr.Events) / max(elapsed, 1e-9)
+	line := fmt.Sprintf("%d sessions, %d events, %.0f events/s", pr.Sessions, pr.Events, rate)
+	if pr.Head > 0 {
+		frac := min(float64(pr.Cursor)/float64(pr.Head), 1)
+		eta := time.Duration(elapsed * (1 - frac) / max(frac, 1e-9) * float64(time.Second)).Round(time.Second)
+		line = fmt.Sprintf("%3.0f%% %s, ETA %s", frac*100, line, eta)
+		if p.terminal {
+			bar := strings.Repeat("█", int(frac*30)) + strings.Repeat("░", 30-int(frac*30))
+			line = bar + " " + line
+		}
+	}
+	if p.terminal {
+		fmt.Fprintf(p.out, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintf(p.out, "rebuild: %s\n", line)
+	}
+}
+
+func (p *progress) finish() {
+	if p.terminal && !p.printed.IsZero() {
+		fmt.Fprintln(p.out)
+	}
+}
+
+// rebuildOnServer asks a running server to rebuild and follows its progress.
+func rebuildOnServer(ctx context.Context, url, app, user string) error {
+	url = strings.TrimRight(url, "/")
+	body, _ := json.Marshal(map[string]string{"app": app, "user": user})
+	call := func(method string, body []byte) (map[string]any, error) {
+		req, err := http.NewRequestWithContext(ctx, method, url+"/v1/index:rebuild", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key := os.Getenv("HECTOR_API_KEY"); key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("calling %s: %w", url, err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode >= 300 {
+			msg, _ := out["error"].(map[string]any)
+			return nil, fmt.Errorf("the server answered %s: %v", resp.Status, msg["message"])
+		}
+		return out, nil
+	}
+	if _, err := call(http.MethodPost, body); err != nil {
+		return err
+	}
+	p := newProgress(os.Stderr)
+	defer p.finish()
+	for {
+		select {
+		case <-ctx.Done():
+			return errors.New("stopped following; the server's rebuild goes on")
+		case <-time.After(500 * time.Millisecond):
+		}
+		status, err := call(http.MethodGet, nil)
+		if err != nil {
+			return err
+		}
+		var pr index.Progress
+		raw, _ := json.Marshal(status["progress"])
+		json.Unmarshal(raw, &pr)
+		switch status["state"] {
+		case "done":
+			pr.Done = true
+			p.report(pr)
+			fmt.Println("\nindex rebuilt by the server")
+			return nil
+		case "failed":
+			return fmt.Errorf("the server's rebuild failed: %v", status["error"])
+		}
+		p.report(pr)
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/datadir"
+	"github.com/hectormem/hector/pkg/server"
+)
+
+func serveCommand() *cobra.Command {
+	var address, dataDir string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API (zero configuration: 127.0.0.1:8080, data in ./data)",
+		Long: `Serve Hector's HTTP API. Without --config it runs the zero configuration: SQLite and a
+persisted keyword index in ./data (or $HECTOR_DATA_DIR), on 127.0.0.1:8080, without auth.
+On any address other than loopback it refuses to start unless auth is configured.
+SIGTERM or Ctrl-C stops it gracefully: in-flight requests finish, the index is saved.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if address != "" {
+				cfg.Server.Address = address
+			}
+			if dataDir != "" {
+				cfg.Server.DataDir = dataDir
+			}
+			return serve(cfg)
+		},
+	}
+	cmd.Flags().StringVar(&address, "address", "", "listen address, overriding the configuration (such as 127.0.0.1:9000)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "data directory, overriding the configuration")
+	return cmd
+}
+
+func serve(cfg *config.Config) error {
+	logger := newLogger()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	listener, err := net.Listen("tcp", cfg.Server.Address)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (is another server running? use --address)", cfg.Server.Address, err)
+	}
+	url := "http://" + listener.Addr().String()
+	release, err := datadir.Lock(cfg.Server.DataDir, "hector serve at "+url)
+	if err != nil {
+		listener.Close()
+		return fmt.Errorf("%w: one server per data directory", err)
+	}
+	defer release()
+
+	svcs, err := config.Open(ctx, cfg, logger)
+	if err != nil {
+		listener.Close()
+		return err
+	}
+	defer func() {
+		if err := svcs.Close(); err != nil {
+			logger.Error("closing the stores", "error", err)
+		}
+	}()
+	srv, err := server.New(svcs, cfg, logger)
+	if err != nil {
+		listener.Close()
+		return err
+	}
+	if !srv.AuthEnabled() && !server.IsLoopback(listener.Addr().String()) {
+		listener.Close()
+		return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", cfg.Server.Address)
+	}
+	follow, stopFollow := context.WithCancel(context.Background())
+	go srv.Follow(follow, 2*time.Second)
+	defer stopFollow()
+
+	httpServer := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // artifact uploads
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	abs, _ := filepath.Abs(cfg.Server.DataDir)
+	fmt.Printf("Hector is serving at %s\nData: %s (sessions: %s, index: %s, artifacts: %s)\n",
+		url, abs, cfg.Server.Sessions.Backend, cfg.Server.Index.Type, cfg.Server.Artifacts.Backend)
+	if !srv.AuthEnabled() {
+		fmt.Println("Auth is off: only this machine can reach the server.")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- httpServer.Serve(listener) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight")
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

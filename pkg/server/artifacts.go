@@ -1,0 +1,93 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/hectormem/hector/pkg/artifacts"
+)
+
+func artifactRef(r *http.Request) artifacts.Ref {
+	return artifacts.Ref{AppName: r.PathValue("app"), UserID: r.PathValue("user"), SessionID: r.PathValue("id"), Name: r.PathValue("name")}
+}
+
+// putArtifact streams the body into a new version. Metadata, if any, is a
+// JSON object in the X-Hector-Metadata header.
+func (s *Server) putArtifact(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.handle(r); err != nil { // the session must exist
+		return err
+	}
+	var meta map[string]any
+	if h := r.Header.Get("X-Hector-Metadata"); h != "" {
+		if err := json.Unmarshal([]byte(h), &meta); err != nil {
+			return badRequest("header X-Hector-Metadata is not a JSON object: %v", err)
+		}
+	}
+	mime := r.Header.Get("Content-Type")
+	if mime == "application/octet-stream" {
+		mime = "" // the client did not say: detect it
+	}
+	info, err := s.svcs.Artifacts.Save(r.Context(), &artifacts.SaveRequest{Ref: artifactRef(r), MimeType: mime, Metadata: meta, Body: r.Body})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, info)
+	return nil
+}
+
+func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) error {
+	version, err := intParam(r, "version")
+	if err != nil {
+		return err
+	}
+	info, body, err := s.svcs.Artifacts.Open(r.Context(), artifactRef(r), int64(version))
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	h := w.Header()
+	h.Set("Content-Type", info.MimeType)
+	h.Set("Content-Length", strconv.FormatInt(info.Size, 10))
+	h.Set("ETag", `"`+info.SHA256+`"`)
+	h.Set("X-Hector-Version", strconv.FormatInt(info.Version, 10))
+	w.WriteHeader(http.StatusOK)
+	_, err = io.Copy(w, body)
+	if err != nil {
+		s.logger.Warn("artifact download cut short", "name", info.Name, "error", err)
+	}
+	return nil
+}
+
+func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.handle(r); err != nil {
+		return err
+	}
+	infos, err := s.svcs.Artifacts.List(r.Context(), r.PathValue("app"), r.PathValue("user"), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if infos == nil {
+		infos = []*artifacts.Info{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"artifacts": infos})
+	return nil
+}
+
+func (s *Server) artifactVersions(w http.ResponseWriter, r *http.Request) error {
+	infos, err := s.svcs.Artifacts.Versions(r.Context(), artifactRef(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"artifacts": infos})
+	return nil
+}
+
+func (s *Server) deleteArtifact(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svcs.Artifacts.Delete(r.Context(), artifactRef(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/state"
+)
+
+// apiError is an error with its HTTP status and a stable code; it is
+// written as {"error": {"code": …, "message": …}}.
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func badRequest(format string, args ...any) error {
+	return &apiError{http.StatusBadRequest, "invalid_argument", fmt.Sprintf(format, args...)}
+}
+
+var (
+	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "missing or invalid credential: send Authorization: Bearer <API key or JWT>"}
+	errForbidden       = &apiError{http.StatusForbidden, "forbidden", "this credential may not reach this resource"}
+	errRateLimited     = &apiError{http.StatusTooManyRequests, "rate_limited", "too many requests for this credential: slow down"}
+)
+
+// toAPIError maps domain errors to statuses; anything unknown is a 500
+// whose details go to the log, not to the client.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	var maxBytes *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &maxBytes):
+		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over the limit of %d bytes", maxBytes.Limit)}
+	case errors.Is(err, artifacts.ErrTooLarge):
+		return &apiError{http.StatusRequestEntityTooLarge, "too_large", err.Error()}
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, artifacts.ErrNotFound):
+		return &apiError{http.StatusNotFound, "not_found", err.Error()}
+	case errors.Is(err, session.ErrConflict):
+		return &apiError{http.StatusConflict, "conflict", err.Error()}
+	case errors.Is(err, session.ErrAlreadyExists):
+		return &apiError{http.StatusConflict, "already_exists", err.Error()}
+	case errors.Is(err, session.ErrInvalidArgument), errors.Is(err, artifacts.ErrInvalidArgument),
+		errors.Is(err, index.ErrInvalidArgument), errors.Is(err, state.ErrInvalidKey), errors.Is(err, state.ErrInvalidValue):
+		return &apiError{http.StatusBadRequest, "invalid_argument", err.Error()}
+	case errors.Is(err, index.ErrNeedsRebuild):
+		return &apiError{http.StatusServiceUnavailable, "index_needs_rebuild", err.Error()}
+	}
+	return &apiError{http.StatusInternalServerError, "internal", "internal error: see the server log"}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
+}
+
+// decode reads a JSON body into v, refusing unknown fields, trailing data
+// and bodies over the limit, with errors that name the field.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		var syntaxErr *json.SyntaxError
+		var maxBytes *http.MaxBytesError
+		switch {
+		case errors.As(err, &maxBytes):
+			return err
+		case errors.Is(err, io.EOF):
+			return badRequest("the request body is empty: send a JSON object")
+		case errors.As(err, &typeErr):
+			return badRequest("field %q: expected %s, got JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		case errors.As(err, &syntaxErr):
+			return badRequest("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return badRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return badRequest("the body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}

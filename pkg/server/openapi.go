@@ -1,0 +1,132 @@
+package server
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var pathParam = regexp.MustCompile(`\{(\w+)\}`)
+
+// openAPI serves an OpenAPI 3 document made from the route table the
+// router is built from, so the two cannot drift apart.
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, s.openAPIDocument())
+	return nil
+}
+
+func (s *Server) openAPIDocument() map[string]any {
+	paths := map[string]any{}
+	for _, rt := range s.routes {
+		op := map[string]any{"summary": rt.summary, "operationId": operationID(rt)}
+		var params []any
+		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]string{"type": "string"}})
+		}
+		for _, q := range rt.query {
+			params = append(params, map[string]any{"name": q, "in": "query", "required": false, "schema": map[string]string{"type": "string"}})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if rt.request != "" {
+			op["requestBody"] = map[string]any{"required": rt.request != "CreateSession" && rt.request != "RebuildRequest",
+				"content": content(rt.request)}
+		}
+		responses := map[string]any{}
+		ok := map[string]any{"description": http.StatusText(rt.status)}
+		if rt.response != "" {
+			ok["content"] = content(rt.response)
+		}
+		responses[statusKey(rt.status)] = ok
+		for _, code := range []int{400, 401, 403, 404, 409, 413, 429} {
+			responses[statusKey(code)] = map[string]any{"description": http.StatusText(code), "content": content("Error")}
+		}
+		op["responses"] = responses
+		if rt.scope == scopePublic {
+			op["security"] = []any{}
+		}
+		item, _ := paths[rt.path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[rt.path] = item
+		}
+		item[strings.ToLower(rt.method)] = op
+	}
+	return map[string]any{
+		"openapi":  "3.0.3",
+		"info":     map[string]any{"title": "Hector", "version": "1", "description": "Memory for AI agents: sessions, state, artifacts, search and working memory."},
+		"paths":    paths,
+		"security": []any{map[string]any{"bearer": []any{}}},
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "An API key or a JWT"}},
+			"schemas":         schemas,
+		},
+	}
+}
+
+func statusKey(code int) string { return strconv.Itoa(code) }
+
+func operationID(rt route) string {
+	id := strings.ToLower(rt.method)
+	for _, part := range strings.FieldsFunc(rt.path, func(r rune) bool { return r == '/' || r == ':' }) {
+		if strings.HasPrefix(part, "{") || part == "v1" {
+			continue
+		}
+		id += strings.ToUpper(part[:1]) + part[1:]
+	}
+	return id
+}
+
+func content(schema string) map[string]any {
+	mime := "application/json"
+	if schema == "Content" {
+		mime = "application/octet-stream"
+	} else if schema == "Metrics" {
+		mime = "text/plain"
+	}
+	return map[string]any{mime: map[string]any{"schema": map[string]string{"$ref": "#/components/schemas/" + schema}}}
+}
+
+func obj(props map[string]any, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": props}
+	if required != nil {
+		o["required"] = required
+	}
+	return o
+}
+
+var (
+	str    = map[string]any{"type": "string"}
+	num    = map[string]any{"type": "integer"}
+	anyObj = map[string]any{"type": "object", "additionalProperties": true}
+	ref    = func(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+	array  = func(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
+)
+
+var schemas = map[string]any{
+	"Error":         obj(map[string]any{"error": obj(map[string]any{"code": str, "message": str}, "code", "message")}, "error"),
+	"Status":        obj(map[string]any{"status": str}),
+	"Metrics":       str,
+	"OpenAPI":       anyObj,
+	"Content":       map[string]any{"type": "string", "format": "binary"},
+	"State":         obj(map[string]any{"state": anyObj}, "state"),
+	"CreateSession": obj(map[string]any{"session_id": str, "state": anyObj}),
+	"Message":       obj(map[string]any{"role": str, "parts": array(anyObj)}, "role", "parts"),
+	"Event": obj(map[string]any{"id": str, "invocation_id": str, "author": str, "branch": str, "message": ref("Message"),
+		"actions": anyObj, "timestamp": str, "metadata": anyObj, "seq": num, "cursor": num}),
+	"AppendEvent": obj(map[string]any{"id": str, "invocation_id": str, "author": str, "branch": str, "message": ref("Message"),
+		"actions": anyObj, "timestamp": str, "metadata": anyObj, "partial": map[string]any{"type": "boolean"}, "expected_seq": num}),
+	"Session": obj(map[string]any{"id": str, "app_name": str, "user_id": str, "state": anyObj, "events": array(ref("Event")),
+		"last_seq": num, "last_update_time": str}),
+	"SessionList":    obj(map[string]any{"sessions": array(ref("Session")), "next_page_token": str}),
+	"Artifact":       obj(map[string]any{"name": str, "version": num, "mime_type": str, "size": num, "sha256": str, "created_at": str, "metadata": anyObj}),
+	"ArtifactList":   obj(map[string]any{"artifacts": array(ref("Artifact"))}),
+	"SearchRequest":  obj(map[string]any{"query": str, "limit": num}, "query"),
+	"SearchResponse": obj(map[string]any{"results": array(obj(map[string]any{"session_id": str, "event_id": str, "content": str, "author": str, "timestamp": str, "score": map[string]any{"type": "number"}, "metadata": anyObj}))}),
+	"ContextRequest": obj(map[string]any{"working_memory": anyObj, "agent": str}),
+	"Context":        obj(map[string]any{"strategy": str, "events": array(ref("Event")), "total_events": num}),
+	"RebuildRequest": obj(map[string]any{"app": str, "user": str}),
+	"RebuildStatus":  obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
+}

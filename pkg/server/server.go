@@ -1,0 +1,205 @@
+// Package server is the HTTP API of `hector serve`: sessions, state,
+// artifacts, memory search and working memory over JSON, with auth, rate
+// limits, metrics and an OpenAPI document generated from the same route
+// table the router is built from.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/workingmemory"
+)
+
+// scope says who may call a route.
+type scope int
+
+const (
+	scopePublic scope = iota // no credential needed
+	scopeAdmin               // admin credentials only
+	scopeApp                 // /v1/apps/{app}/…: admin, or an app credential for {app}
+	scopeUser                // /v1/apps/{app}/users/{user}/…: also a user credential for {user}
+)
+
+type route struct {
+	method, path string
+	summary      string
+	scope        scope
+	handle       func(w http.ResponseWriter, r *http.Request) error
+	query        []string // query parameters, for the OpenAPI document
+	request      string   // OpenAPI schema name of the body, if any
+	response     string   // OpenAPI schema name of the 2xx body
+	status       int      // success status
+}
+
+// Server serves Hector's API over the configured stores.
+type Server struct {
+	svcs    *config.Services
+	cfg     *config.Config
+	logger  *slog.Logger
+	auth    *authenticator
+	metrics *metrics
+	routes  []route
+	handler http.Handler
+
+	limitMu  sync.Mutex
+	limiters map[string]*rate.Limiter
+
+	strategyMu sync.Mutex
+	strategies map[workingmemory.Config]workingmemory.Strategy
+
+	rebuild rebuildState
+}
+
+// New builds the server's handler.
+func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	au, err := newAuthenticator(cfg.Server.Auth)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
+		limiters: map[string]*rate.Limiter{}, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
+	s.routes = s.table()
+	mux := http.NewServeMux()
+	for _, rt := range s.routes {
+		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
+	}))
+	s.handler = mux
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// AuthEnabled reports whether the server checks credentials.
+func (s *Server) AuthEnabled() bool { return s.auth.enabled() }
+
+type principalKey struct{}
+
+func principalOf(ctx context.Context) principal {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p
+}
+
+// wrap adds what every route needs: auth, rate limits, body limits,
+// metrics and error writing.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() { s.metrics.observe(rt.method+" "+rt.path, rec.status, time.Since(start)) }()
+		if err := s.admit(rt, r); err != nil {
+			writeError(rec, toAPIError(err))
+			return
+		}
+		if rt.method != http.MethodPut { // artifact uploads are bounded by the artifact limit instead
+			r.Body = http.MaxBytesReader(rec, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
+		}
+		if err := rt.handle(rec, r); err != nil {
+			e := toAPIError(err)
+			if e.status >= 500 {
+				s.logger.Error("request failed", "route", rt.method+" "+rt.path, "error", err)
+			}
+			writeError(rec, e)
+		}
+	})
+}
+
+// admit authenticates, authorises and rate-limits a request.
+func (s *Server) admit(rt route, r *http.Request) error {
+	if rt.scope == scopePublic {
+		return nil
+	}
+	p, err := s.auth.authenticate(r)
+	if err != nil {
+		return err
+	}
+	if !p.may(rt.scope, r.PathValue("app"), r.PathValue("user")) {
+		return errForbidden
+	}
+	if !s.limiter(p.name).Allow() {
+		return errRateLimited
+	}
+	*r = *r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+	return nil
+}
+
+func (s *Server) limiter(name string) *rate.Limiter {
+	s.limitMu.Lock()
+	defer s.limitMu.Unlock()
+	l := s.limiters[name]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(s.cfg.Server.Limits.RequestsPerSecond), s.cfg.Server.Limits.Burst)
+		s.limiters[name] = l
+	}
+	return l
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// userPath is the prefix of every route about one user.
+const userPath = "/v1/apps/{app}/users/{user}"
+
+func (s *Server) table() []route {
+	return []route{
+		{method: "GET", path: "/healthz", summary: "The process is up", scope: scopePublic, handle: s.healthz, response: "Status", status: 200},
+		{method: "GET", path: "/readyz", summary: "The stores answer", scope: scopePublic, handle: s.readyz, response: "Status", status: 200},
+		{method: "GET", path: "/metrics", summary: "Prometheus metrics", scope: scopeAdmin, handle: s.serveMetrics, response: "Metrics", status: 200},
+		{method: "GET", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
+
+		{method: "POST", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
+		{method: "GET", path: userPath + "/sessions", summary: "List sessions, newest first", scope: scopeUser, handle: s.listSessions, query: []string{"page_size", "page_token"}, response: "SessionList", status: 200},
+		{method: "GET", path: userPath + "/sessions/{id}", summary: "Get a session (recent, after)", scope: scopeUser, handle: s.getSession, query: []string{"recent", "after"}, response: "Session", status: 200},
+		{method: "DELETE", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
+		{method: "POST", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
+		{method: "POST", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
+
+		{method: "GET", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
+		{method: "PATCH", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
+		{method: "GET", path: userPath + "/state", summary: "Get user state", scope: scopeUser, handle: s.getUserState, response: "State", status: 200},
+		{method: "PATCH", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "State", response: "State", status: 200},
+
+		{method: "GET", path: userPath + "/sessions/{id}/artifacts", summary: "List artifacts", scope: scopeUser, handle: s.listArtifacts, response: "ArtifactList", status: 200},
+		{method: "PUT", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201},
+		{method: "GET", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Load the latest version, or ?version=N", scope: scopeUser, handle: s.getArtifact, query: []string{"version"}, response: "Content", status: 200},
+		{method: "GET", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
+		{method: "DELETE", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
+
+		{method: "POST", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
+		{method: "POST", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
+		{method: "GET", path: "/v1/index:rebuild", summary: "The latest rebuild's progress", scope: scopeAdmin, handle: s.rebuildStatus, response: "RebuildStatus", status: 200},
+	}
+}
+
+// IsLoopback reports whether an address listens on loopback only.
+func IsLoopback(addr string) bool {
+	host := addr
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		host = addr[:i]
+	}
+	host = strings.Trim(host, "[]")
+	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+}
