@@ -84,7 +84,7 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 	return c, nil
 }
 
-func (c *Index) Name() string      { return c.kind }
+func (c *Index) Name() string { return c.kind }
 
 // Cursor is how far along the sessions' change feed the index is.
 func (c *Index) Cursor() int64 {
