@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/index"
@@ -86,7 +87,7 @@ func decode(r *http.Request, v any) error {
 		case errors.Is(err, io.EOF):
 			return badRequest("the request body is empty: send a JSON object")
 		case errors.As(err, &typeErr):
-			return badRequest("field %q: expected %s, got JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+			return badRequest("field %q: expected %s, got JSON %s", jsonPath(typeErr.Field), typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntaxErr):
 			return badRequest("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -98,4 +99,17 @@ func decode(r *http.Request, v any) error {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// jsonPath drops the Go names of embedded structs ("Event.author") from a
+// decoding error's field path: clients know only the JSON names, all lowercase.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/hectormem/hector/pkg/config"
+)
+
+const (
+	adminKey = "admin-key-0123456789"
+	appAKey  = "app-a-key-0123456789"
+	appBKey  = "app-b-key-0123456789"
+	aliceKey = "alice-key-0123456789"
+	bobKey   = "bob-key-01234567890"
+	jwtEnv   = "HECTOR_TEST_JWT_SECRET"
+	secret   = "jwt-secret-0123456789-abcdef"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newTestServer is a server on in-memory stores with auth configured.
+func newTestServer(t testing.TB, edit func(*config.Config)) *Server {
+	t.Helper()
+	t.Setenv(jwtEnv, secret)
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: inmemory}
+  artifacts: {backend: inmemory, max_size_mb: 1}
+  index: {type: keyword, persist: false}
+  limits: {max_body_mb: 1}
+  auth:
+    api_keys:
+      - {name: admin, key: %s, role: admin}
+      - {name: app-a, key: %s, role: app, app: a}
+      - {name: app-b, key: %s, role: app, app: b}
+      - {name: alice, key: %s, role: user, app: a, user: alice}
+      - {name: bob, key: %s, role: user, app: a, user: bob}
+    jwt: {hs256_secret_env: %s, app: a}
+`, t.TempDir(), adminKey, appAKey, appBKey, aliceKey, bobKey, jwtEnv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	svcs, err := config.Open(t.Context(), cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svcs.Close() })
+	s, err := New(svcs, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func do(t testing.TB, s *Server, method, path, key string, body any) *httptest.ResponseRecorder {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		r = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
+// concrete fills a route's path with app a, user alice, session s1, artifact x.txt.
+func concrete(path string) string {
+	return strings.NewReplacer("{app}", "a", "{user}", "alice", "{id}", "s1", "{name}", "x.txt").Replace(path)
+}
+
+func TestEveryRouteChecksCredentials(t *testing.T) {
+	s := newTestServer(t, nil)
+	if w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"}); w.Code != 201 {
+		t.Fatalf("setup: %d %s", w.Code, w.Body)
+	}
+	do(t, s, "PUT", "/v1/apps/a/users/alice/sessions/s1/artifacts/x.txt", adminKey, "content")
+	hs := func(claims jwt.MapClaims) string {
+		tok, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
+		return tok
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	aliceJWT := hs(jwt.MapClaims{"sub": "alice", "exp": exp})
+	bobJWT := hs(jwt.MapClaims{"sub": "bob", "exp": exp})
+	expiredJWT := hs(jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(-time.Minute).Unix()})
+	forgedJWT, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "exp": exp}).SignedString([]byte("not the secret"))
+
+	for _, rt := range s.routes {
+		if rt.scope == scopePublic {
+			continue
+		}
+		path := concrete(rt.path)
+		// Who is refused: 401 without a valid credential, 403 outside its scope.
+		refused := map[string]int{"": 401, "wrong-key-0123456789": 401, expiredJWT: 401, forgedJWT: 401, appBKey: 403}
+		allowed := []string{adminKey}
+		switch rt.scope {
+		case scopeUser:
+			refused[bobKey], refused[bobJWT] = 403, 403
+			allowed = append(allowed, appAKey, aliceKey, aliceJWT)
+		case scopeApp:
+			refused[aliceKey], refused[aliceJWT] = 403, 403
+			allowed = append(allowed, appAKey)
+		case scopeAdmin:
+			refused[appAKey], refused[aliceKey] = 403, 403
+		}
+		for key, want := range refused {
+			if w := do(t, s, rt.method, path, key, nil); w.Code != want {
+				t.Errorf("%s %s with %q: %d, want %d", rt.method, rt.path, key[:min(len(key), 12)], w.Code, want)
+			} else if !strings.Contains(w.Body.String(), `"code"`) {
+				t.Errorf("%s %s: error body %s is not {error: {code, message}}", rt.method, rt.path, w.Body)
+			}
+		}
+		for _, key := range allowed {
+			if w := do(t, s, rt.method, path, key, nil); w.Code == 401 || w.Code == 403 {
+				t.Errorf("%s %s with %q: refused (%d %s)", rt.method, rt.path, key[:12], w.Code, w.Body)
+			}
+		}
+	}
+}
+
+func TestUserCannotSearchAnotherUsersMemory(t *testing.T) {
+	s := newTestServer(t, nil)
+	for _, u := range []string{"alice", "bob"} {
+		do(t, s, "POST", "/v1/apps/a/users/"+u+"/sessions", adminKey, map[string]any{"session_id": u + "-s"})
+		w := do(t, s, "POST", "/v1/apps/a/users/"+u+"/sessions/"+u+"-s/events", adminKey,
+			map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": u + "'s secret plan"}}}})
+		if w.Code != 201 {
+			t.Fatal(w.Code, w.Body)
+		}
+	}
+	// Whatever the body says, alice's key searches alice's memory or nothing.
+	for _, body := range []any{
+		map[string]any{"query": "secret plan"},
+		`{"query": "secret plan", "user_id": "bob"}`,
+		`{"query": "secret plan", "app": "a", "user": "bob"}`,
+	} {
+		w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, body)
+		if strings.Contains(w.Body.String(), "bob") {
+			t.Errorf("alice's search with %v returned bob's memory: %s", body, w.Body)
+		}
+	}
+	if w := do(t, s, "POST", "/v1/apps/a/users/bob/memory:search", aliceKey, map[string]any{"query": "secret"}); w.Code != 403 {
+		t.Errorf("alice searching bob's path: %d", w.Code)
+	}
+}
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	s := newTestServer(t, nil)
+	w := do(t, s, "GET", "/openapi.json", "", nil)
+	var doc struct {
+		OpenAPI string                               `json:"openapi"`
+		Paths   map[string]map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("openapi.json: %v %s", err, w.Body.String()[:100])
+	}
+	documented := 0
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented++
+			// Every documented operation is routed (404 "no route" would be the fallback).
+			w := do(t, s, strings.ToUpper(method), concrete(path), adminKey, nil)
+			if strings.Contains(w.Body.String(), "no route") || w.Code == http.StatusMethodNotAllowed {
+				t.Errorf("documented %s %s is not routed: %d %s", method, path, w.Code, w.Body)
+			}
+		}
+	}
+	if documented != len(s.routes) {
+		t.Errorf("%d operations documented, %d routes", documented, len(s.routes))
+	}
+	for _, rt := range s.routes {
+		if _, ok := doc.Paths[rt.path][strings.ToLower(rt.method)]; !ok {
+			t.Errorf("route %s %s is not documented", rt.method, rt.path)
+		}
+	}
+	if w := do(t, s, "GET", "/v1/nothing/here", adminKey, nil); w.Code != 404 {
+		t.Errorf("unknown path: %d", w.Code)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) { c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 0.001, 3 })
+	codes := []int{}
+	for range 5 {
+		codes = append(codes, do(t, s, "GET", "/v1/apps/a/users/alice/state", aliceKey, nil).Code)
+	}
+	if fmt.Sprint(codes) != "[200 200 200 429 429]" {
+		t.Errorf("with a burst of 3: %v", codes)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/bob/state", bobKey, nil); w.Code != 200 {
+		t.Errorf("another credential is limited separately: %d", w.Code)
+	}
+
+	s = newTestServer(t, nil)
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"})
+	big := strings.Repeat("x", 2<<20)
+	w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions/s1/events", aliceKey, map[string]any{"author": "user", "metadata": map[string]any{"pad": big}})
+	if w.Code != 413 {
+		t.Errorf("a 2 MiB event body with a 1 MiB limit: %d %s", w.Code, w.Body.String()[:min(200, w.Body.Len())])
+	}
+	w = do(t, s, "PUT", "/v1/apps/a/users/alice/sessions/s1/artifacts/big.bin", aliceKey, big)
+	if w.Code != 413 {
+		t.Errorf("a 2 MiB artifact with a 1 MiB limit: %d", w.Code)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s1", aliceKey, nil); strings.Contains(w.Body.String(), "pad") {
+		t.Error("the refused event was stored")
+	}
+}
+
+func TestBadRequestsNameTheField(t *testing.T) {
+	s := newTestServer(t, nil)
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"})
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events", `{"author": 5}`, `field \"author\"`},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events", `{"autor": "x"}`, `unknown field \"autor\"`},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events", `{"seq": 4}`, "assigned by the server"},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events", `{"actions": {"state_delta": {"user:": 1}}}`, "bare scope prefix"},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events", `not json`, "not valid JSON"},
+		{"POST", "/v1/apps/a/users/alice/memory:search", `{"query": ""}`, `\"query\" is empty`},
+		{"GET", "/v1/apps/a/users/alice/sessions/s1?recent=-1", ``, "recent"},
+		{"GET", "/v1/apps/a/users/alice/sessions/s1?after=yesterday", ``, "RFC 3339"},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/context", `{}`, "working_memory"},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/context", `{"working_memory": {"type": "token_window", "max_messages": 3}}`, "max_messages"},
+		{"PATCH", "/v1/apps/a/users/alice/state", `{"state": {"app:x": 1}}`, "user:"},
+	} {
+		w := do(t, s, tc.method, tc.path, aliceKey, tc.body)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s %s %s: %d %s, want 400 mentioning %s", tc.method, tc.path, tc.body, w.Code, w.Body, tc.want)
+		}
+	}
+}
+
+// FuzzAppendEventBody feeds arbitrary bodies to the append route: the
+// server never panics, and a refused request stores nothing.
+func FuzzAppendEventBody(f *testing.F) {
+	for _, seed := range []string{`{"author":"user"}`, `{"message":{"role":"user","parts":[{"type":"text","text":"hi"}]},"actions":{"state_delta":{"user:k":1}}}`,
+		`{"expected_seq":0}`, `{"actions":{"state_delta":{"":1}}}`, `[]`, `{"message":{"parts":[{"type":"tool_call"}]}}`, `{"timestamp":"x"}`} {
+		f.Add(seed)
+	}
+	s := newTestServer(f, func(c *config.Config) { c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 1e9, 1e9 })
+	do(f, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"})
+	f.Fuzz(func(t *testing.T, body string) {
+		before := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s1", adminKey, nil).Body.String()
+		w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions/s1/events", adminKey, body)
+		switch w.Code {
+		case 201:
+		case 400, 409, 413:
+			if after := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s1", adminKey, nil).Body.String(); after != before {
+				t.Fatalf("a refused append (%d %s) changed the session", w.Code, w.Body)
+			}
+		default:
+			t.Fatalf("body %q: status %d %s", body, w.Code, w.Body)
+		}
+	})
+}
