@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/internal/testdb"
+)
+
+// The end-to-end tests build the real binary and drive it over HTTP.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hector-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "hector")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("building hector: %v\n%s", err, out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+// start runs `hector serve` and waits until it says where it serves.
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	addr := freeAddress(t)
+	cmd := exec.Command(binary, append([]string{"serve", "--address", addr}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || !strings.Contains(lines.Text(), "Hector is serving at http://"+addr) {
+		t.Fatalf("serve printed %q", lines.Text())
+	}
+	go io.Copy(io.Discard, out)
+	return &proc{cmd: cmd, base: "http://" + addr}
+}
+
+func (p *proc) call(t *testing.T, method, path string, body any, want int) map[string]any {
+	t.Helper()
+	var r io.Reader
+	if s, ok := body.(string); ok {
+		r = strings.NewReader(s)
+	} else if body != nil {
+		raw, _ := json.Marshal(body)
+		r = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, p.base+path, r)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, raw, want)
+	}
+	var out map[string]any
+	json.Unmarshal(raw, &out)
+	if out == nil {
+		out = map[string]any{"raw": string(raw)}
+	}
+	return out
+}
+
+func text(s string) map[string]any {
+	return map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": s}}}}
+}
+
+// flow writes through every kind of route, kills the server with SIGKILL,
+// restarts it on the same data and finds every acknowledged write.
+func flow(t *testing.T, env []string, args ...string) {
+	p := start(t, env, args...)
+	u := "/v1/apps/demo/users/alice"
+	p.call(t, "POST", u+"/sessions", map[string]any{"session_id": "s1", "state": map[string]any{"topic": "travel"}}, 201)
+	p.call(t, "POST", u+"/sessions/s1/events", text("I am planning a trip to Lisbon in May"), 201)
+	ev := text("My budget is 4000 euros")
+	ev["actions"] = map[string]any{"state_delta": map[string]any{"user:budget": 4000, "app:season": "spring"}}
+	p.call(t, "POST", u+"/sessions/s1/events", ev, 201)
+	p.call(t, "POST", u+"/sessions/s1/events", map[string]any{"author": "user", "expected_seq": 1}, 409)
+	p.call(t, "PUT", u+"/sessions/s1/artifacts/plan.txt", "day 1: Alfama", 201)
+	p.call(t, "PUT", u+"/sessions/s1/artifacts/plan.txt", "day 1: Alfama\nday 2: Belém", 201)
+	state := p.call(t, "GET", u+"/state", nil, 200)
+	if fmt.Sprint(state["state"]) != "map[user:budget:4000]" {
+		t.Errorf("user state = %v", state)
+	}
+	found := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "Lisbon trip"}, 200)
+	ctx := p.call(t, "POST", u+"/sessions/s1/context", map[string]any{"working_memory": map[string]any{"type": "buffer_window", "max_messages": 1}}, 200)
+	if evs := ctx["events"].([]any); len(evs) != 1 || !strings.Contains(fmt.Sprint(evs[0]), "4000 euros") {
+		t.Errorf("trimmed context = %v", ctx)
+	}
+
+	p.cmd.Process.Signal(syscall.SIGKILL) // no chance to save anything
+	p.cmd.Wait()
+	p = start(t, env, args...)
+	got := p.call(t, "GET", u+"/sessions/s1", nil, 200)
+	if got["last_seq"] != 2.0 || len(got["events"].([]any)) != 2 || got["state"].(map[string]any)["topic"] != "travel" {
+		t.Errorf("after SIGKILL and restart: %v", got)
+	}
+	if app := p.call(t, "GET", "/v1/apps/demo/state", nil, 200); fmt.Sprint(app["state"]) != "map[app:season:spring]" {
+		t.Errorf("app state after restart = %v", app)
+	}
+	if a := p.call(t, "GET", u+"/sessions/s1/artifacts/plan.txt?version=1", nil, 200); a["raw"] != "day 1: Alfama" {
+		t.Errorf("artifact version 1 after restart = %v", a)
+	}
+	if list := p.call(t, "GET", u+"/sessions/s1/artifacts", nil, 200); !strings.Contains(fmt.Sprint(list), "version:2") {
+		t.Errorf("artifact list after restart = %v", list)
+	}
+	if again := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "Lisbon trip"}, 200); fmt.Sprint(again) != fmt.Sprint(found) {
+		t.Errorf("search after restart = %v, before = %v", again, found)
+	}
+	p.call(t, "DELETE", u+"/sessions/s1", nil, 204)
+	if res := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "Lisbon trip"}, 200); len(res["results"].([]any)) != 0 {
+		t.Errorf("the deleted session is still found: %v", res)
+	}
+	p.call(t, "GET", u+"/sessions/s1/artifacts/plan.txt", nil, 404)
+	p.call(t, "GET", "/healthz", nil, 200)
+	p.call(t, "GET", "/readyz", nil, 200)
+}
+
+func TestServeSQLite(t *testing.T) {
+	flow(t, []string{"HECTOR_DATA_DIR=" + t.TempDir()})
+}
+
+func TestServePostgres(t *testing.T) {
+	testdb.Postgres(t) // skips without a server
+	dsn := os.Getenv(testdb.PostgresEnv)
+	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
+	db := testdb.Postgres(t)
+	db.Exec("CREATE SCHEMA " + schema)
+	t.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	cfg := filepath.Join(t.TempDir(), "hector.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: sql, database: pg}
+  artifacts: {backend: sql}
+databases:
+  pg: {driver: postgres, dsn: "%s search_path=%s"}
+`, t.TempDir(), dsn, schema)), 0o600)
+	flow(t, nil, "--config", cfg)
+}
+
+func TestServeRefusesAnOpenAddressWithoutAuth(t *testing.T) {
+	cmd := exec.Command(binary, "serve", "--address", "0.0.0.0:"+strings.Split(freeAddress(t), ":")[1])
+	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing to serve on 0.0.0.0") || !strings.Contains(string(out), "server.auth") {
+		t.Errorf("serve on 0.0.0.0 without auth: %v %s", err, out)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("agents:\n  bot:\n    llm: nope\n"), 0o600)
+	out, err := exec.Command(binary, "config", "validate", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bad.yaml:3: agents.bot.llm") {
+		t.Errorf("validate of a bad file: %v %s", err, out)
+	}
+	out, err = exec.Command(binary, "config", "validate", "../../configs/default.yaml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "is valid") {
+		t.Errorf("validate of the default config: %v %s", err, out)
+	}
+}
+
+func TestIndexRebuildRefusesWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir})
+	p.call(t, "POST", "/v1/apps/a/users/u/sessions", map[string]any{"session_id": "s"}, 201)
+	p.call(t, "POST", "/v1/apps/a/users/u/sessions/s/events", text("remember the zeppelin"), 201)
+	cmd := exec.Command(binary, "index", "rebuild", "--all")
+	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--server "+p.base) {
+		t.Errorf("rebuild beside a running server: %v %s", err, out)
+	}
+	out, err = exec.Command(binary, "index", "rebuild", "--all", "--server", p.base).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "rebuilt by the server") {
+		t.Errorf("rebuild through the server: %v %s", err, out)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	cmd = exec.Command(binary, "index", "rebuild", "--app", "a")
+	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 documents indexed") {
+		t.Errorf("rebuild with the server stopped: %v %s", err, out)
+	}
+}
