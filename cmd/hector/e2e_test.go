@@ -221,3 +221,32 @@ func TestIndexRebuildRefusesWhileServing(t *testing.T) {
 		t.Errorf("rebuild with the server stopped: %v %s", err, out)
 	}
 }
+
+// TestReadmeWalkthrough runs README.md's curl walk-through, as printed,
+// against the real server.
+func TestReadmeWalkthrough(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "<!-- walkthrough -->\n```sh\n")
+	script, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no walkthrough block (```sh after <!-- walkthrough -->)")
+	}
+	p := start(t, []string{"HECTOR_DATA_DIR=" + t.TempDir()})
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "H="+p.base)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"user:name":"Alice"`, `"seq":2`, `"user:budget":4000`, "Day 1: Alfama", `"content":"I am planning a trip to Lisbon in May"`, `"strategy":"buffer_window"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the walkthrough's output lacks %s:\n%s", want, out)
+		}
+	}
+}
