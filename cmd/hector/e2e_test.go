@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,24 @@ func freeAddress(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// syncBuffer collects a child's log; the child writes while tests read.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 type proc struct {
 	cmd  *exec.Cmd
 	base string
@@ -58,11 +77,18 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	cmd := exec.Command(binary, append([]string{"serve", "--address", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
+	var logs syncBuffer
+	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
 	lines := bufio.NewScanner(out)
 	if !lines.Scan() || !strings.Contains(lines.Text(), "Hector is serving at http://"+addr) {
 		t.Fatalf("serve printed %q", lines.Text())
@@ -248,5 +274,54 @@ func TestReadmeWalkthrough(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the walkthrough's output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM while an upload is in flight: the
+// upload completes, the server exits cleanly and saves its index.
+func TestGracefulShutdown(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir})
+	u := "/v1/apps/a/users/u/sessions"
+	p.call(t, "POST", u, map[string]any{"session_id": "s"}, 201)
+	p.call(t, "POST", u+"/s/events", text("remember the zeppelin"), 201)
+
+	body, w := io.Pipe()
+	done := make(chan int)
+	go func() {
+		req, _ := http.NewRequest("PUT", p.base+u+"/s/artifacts/slow.bin", body)
+		// A connection of its own: shutting down closes idle keep-alive
+		// connections, and a request just sent on one can meet that close.
+		fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := fresh.Do(req)
+		if err != nil {
+			t.Log("upload:", err)
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	// A first write larger than any socket buffer returns only once the
+	// handler is reading the body: the request is then surely in flight.
+	w.Write(bytes.Repeat([]byte("x"), 16<<20))
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for range 4 {
+		w.Write(chunk)
+	}
+	w.Close()
+	if code := <-done; code != 201 {
+		t.Errorf("the upload in flight at SIGTERM ended with %d, want 201", code)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("server exit after SIGTERM: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "index", "keyword.snapshot")); err != nil || fi.Size() == 0 {
+		t.Errorf("no index snapshot saved at shutdown: %v", err)
+	}
+	p = start(t, []string{"HECTOR_DATA_DIR=" + dir})
+	if a := p.call(t, "GET", u+"/s/artifacts/slow.bin", nil, 200); len(a["raw"].(string)) != 16<<20+4*64<<10 {
+		t.Errorf("the upload finished during shutdown holds %d bytes", len(a["raw"].(string)))
 	}
 }

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/config"
+)
+
+// BenchmarkLoad drives a real HTTP server on loopback with 8 concurrent
+// clients: appends/s and searches/s (ops/s), with p50 and p99 latency.
+//
+//	HECTOR_TEST_POSTGRES_DSN=… go test -run '^$' -bench Load -benchtime 5s ./pkg/server
+func BenchmarkLoad(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			cfg := loadConfig(b, backend)
+			svcs, err := config.Open(b.Context(), cfg, quiet)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer svcs.Close()
+			s, err := New(svcs, cfg, quiet)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			const clients = 8
+			for i := range clients {
+				post(b, client, fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions", srv.URL, i), fmt.Sprintf(`{"session_id": "s%d"}`, i))
+			}
+			b.Run("append", func(b *testing.B) {
+				runLoad(b, clients, func(i, n int) (string, string) {
+					return fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions/s%d/events", srv.URL, i, i),
+						fmt.Sprintf(`{"author":"user","message":{"role":"user","parts":[{"type":"text","text":"message %d about deploying service %d to cluster kappa"}]}}`, n, n%97)
+				}, client)
+			})
+			b.Run("search", func(b *testing.B) {
+				runLoad(b, clients, func(i, n int) (string, string) {
+					return fmt.Sprintf("%s/v1/apps/load/users/u%d/memory:search", srv.URL, i), fmt.Sprintf(`{"query": "deploying service %d", "limit": 5}`, n%97)
+				}, client)
+			})
+		})
+	}
+}
+
+func loadConfig(b *testing.B, backend string) *config.Config {
+	dir := b.TempDir()
+	yaml := fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: keyword, persist: false}\n  limits: {requests_per_second: 1000000, burst: 1000000}\n", dir)
+	if backend == "postgres" {
+		testdb.Postgres(b) // skips without a server
+		schema := fmt.Sprintf("load_%d", time.Now().UnixNano())
+		db := testdb.Postgres(b)
+		db.Exec("CREATE SCHEMA " + schema)
+		b.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
+		yaml += fmt.Sprintf("  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: \"%s search_path=%s\"}\n", os.Getenv(testdb.PostgresEnv), schema)
+	}
+	cfg, err := config.Parse("load.yaml", []byte(yaml))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+func post(b *testing.B, c *http.Client, url, body string) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader([]byte(body)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b.Fatalf("POST %s: %s", url, resp.Status)
+	}
+}
+
+// runLoad sends b.N requests from `clients` goroutines, each client to its own user.
+func runLoad(b *testing.B, clients int, request func(client, n int) (url, body string), c *http.Client) {
+	var next atomic.Int64
+	var mu sync.Mutex
+	var latencies []time.Duration
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			var mine []time.Duration
+			for {
+				n := int(next.Add(1))
+				if n > b.N {
+					break
+				}
+				url, body := request(i, n)
+				t0 := time.Now()
+				post(b, c, url, body)
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	slices.Sort(latencies)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
+}
