@@ -2,6 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -275,4 +279,36 @@ func FuzzAppendEventBody(f *testing.F) {
 			t.Fatalf("body %q: status %d %s", body, w.Code, w.Body)
 		}
 	})
+}
+
+func TestRS256Tokens(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	s := newTestServer(t, func(c *config.Config) {
+		c.Server.Auth.JWT = &config.JWT{RS256PublicKey: pemKey, Issuer: "https://login.example"}
+	})
+	sign := func(claims jwt.MapClaims, alg jwt.SigningMethod, k any) string {
+		tok, err := jwt.NewWithClaims(alg, claims).SignedString(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	good := sign(jwt.MapClaims{"sub": "alice", "app": "a", "iss": "https://login.example", "exp": exp}, jwt.SigningMethodRS256, key)
+	wrongIssuer := sign(jwt.MapClaims{"sub": "alice", "app": "a", "iss": "https://evil.example", "exp": exp}, jwt.SigningMethodRS256, key)
+	// The classic confusion: an HS256 token "signed" with the public key.
+	confused := sign(jwt.MapClaims{"sub": "alice", "app": "a", "iss": "https://login.example", "exp": exp}, jwt.SigningMethodHS256, []byte(pemKey))
+	for tok, want := range map[string]int{good: 200, wrongIssuer: 401, confused: 401} {
+		if w := do(t, s, "GET", "/v1/apps/a/users/alice/state", tok, nil); w.Code != want {
+			t.Errorf("token %s…: %d, want %d", tok[:20], w.Code, want)
+		}
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/bob/state", good, nil); w.Code != 403 {
+		t.Errorf("alice's token on bob's path: %d", w.Code)
+	}
 }
