@@ -1,0 +1,324 @@
+// Package agent runs one turn of a hosted agent: load the session, trim it
+// with working memory, call the model and its tools until it answers, store
+// the turn, index it and summarize if due.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/llm"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/state"
+	"github.com/hectormem/hector/pkg/tool"
+	"github.com/hectormem/hector/pkg/workingmemory"
+)
+
+// ErrBusy: another run holds the session and the agent rejects concurrent runs.
+var ErrBusy = errors.New("another run is in progress on this session")
+
+// ErrModel wraps a failed model call: the turn failed, the user's message is kept.
+var ErrModel = errors.New("the model failed")
+
+// Config describes an agent.
+type Config struct {
+	Name, App, Instruction string
+	WorkingMemory          workingmemory.Config
+	Search                 bool
+	MaxResults             int
+	// MaxSteps bounds model calls per turn (default 8).
+	MaxSteps int
+	// RejectConcurrent answers ErrBusy to a second run on a busy session;
+	// by default runs on one session wait for each other.
+	RejectConcurrent bool
+}
+
+// Runner runs an agent's turns. It is safe for concurrent use; runs on one
+// session are serialised (or rejected), never interleaved.
+type Runner struct {
+	cfg      Config
+	wm       workingmemory.Strategy
+	model    *llm.Client
+	sessions session.Service
+	idx      index.Service
+	tools    map[string]tool.Tool
+	logger   *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]*sessionLock
+}
+
+// sessionLock is a one-slot semaphore that counts who waits for it.
+type sessionLock struct {
+	slot    chan struct{}
+	waiting atomic.Int32
+}
+
+// New makes a runner. idx may be nil when search is off.
+func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Service, logger *slog.Logger) (*Runner, error) {
+	wm, err := workingmemory.New(cfg.WorkingMemory, workingmemory.WithLogger(logger))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", cfg.Name, err)
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 8
+	}
+	r := &Runner{cfg: cfg, wm: wm, model: model, sessions: sessions, idx: idx, tools: map[string]tool.Tool{}, logger: logger, locks: map[string]*sessionLock{}}
+	if cfg.Search {
+		if idx == nil {
+			return nil, fmt.Errorf("agent %s: search is enabled but there is no index", cfg.Name)
+		}
+		t := &index.SearchMemoryTool{Index: idx, MaxResults: cfg.MaxResults}
+		r.tools[t.Name()] = t
+	}
+	return r, nil
+}
+
+// App is the app the agent's sessions belong to.
+func (r *Runner) App() string { return r.cfg.App }
+
+// Request is one user message to the agent. An empty SessionID starts a new session.
+type Request struct {
+	UserID, SessionID, Message string
+}
+
+// Result is a completed turn.
+type Result struct {
+	AppName   string           `json:"app_name"`
+	UserID    string           `json:"user_id"`
+	SessionID string           `json:"session_id"`
+	Reply     string           `json:"reply"`
+	Events    []*session.Event `json:"events"`
+	// Metadata reports what went wrong after the reply was made (indexing,
+	// summarizing): the turn stands, but someone should know.
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Observer is told about a run as it happens, for streaming: kind is
+// "text" (a piece of the reply), "tool_call" or "tool_result".
+type Observer func(kind string, data any)
+
+// Run runs one turn.
+func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Result, error) {
+	if strings.TrimSpace(req.Message) == "" {
+		return nil, fmt.Errorf("%w: the message is empty", session.ErrInvalidArgument)
+	}
+	if observe == nil {
+		observe = func(string, any) {}
+	}
+	if req.SessionID == "" {
+		req.SessionID = uuid.Must(uuid.NewV7()).String()
+	}
+	unlock, err := r.lock(ctx, r.cfg.App+"\x00"+req.UserID+"\x00"+req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	sess, history, err := r.load(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	inv := tool.Invocation{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), InvocationID: uuid.Must(uuid.NewV7()).String()}
+	turn := []*session.Event{{InvocationID: inv.InvocationID, Author: "user", Timestamp: time.Now(), Message: session.NewTextMessage(session.RoleUser, req.Message)}}
+
+	reply, err := r.converse(ctx, inv, history, &turn, observe)
+	// What is stored must not depend on whether the client is still there.
+	store := context.WithoutCancel(ctx)
+	if err != nil {
+		// A failed turn keeps the user's message and nothing else of it.
+		if serr := r.sessions.AppendEvent(store, sess, turn[0]); serr != nil {
+			return nil, errors.Join(err, fmt.Errorf("saving the message: %w", serr))
+		}
+		return nil, err
+	}
+	for _, ev := range turn {
+		if err := r.sessions.AppendEvent(store, sess, ev); err != nil {
+			return nil, fmt.Errorf("storing the turn: %w", err)
+		}
+	}
+	res := &Result{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), Reply: reply, Events: turn, Metadata: map[string]any{}}
+	if r.idx != nil {
+		if err := r.idx.Index(store, sess); err != nil {
+			r.logger.Warn("indexing the turn failed; the index catches up from the change feed", "session", sess.ID(), "error", err)
+			res.Metadata["index_error"] = err.Error()
+		}
+	}
+	summary, err := r.wm.CheckAndSummarize(store, append(history, turn...))
+	switch {
+	case err != nil:
+		r.logger.Warn("summarizing failed; the session is unchanged", "session", sess.ID(), "error", err)
+		res.Metadata["summary_error"] = err.Error()
+	case summary != nil:
+		summary.InvocationID = inv.InvocationID
+		if err := r.sessions.AppendEvent(store, sess, summary); err != nil {
+			res.Metadata["summary_error"] = err.Error()
+		} else {
+			res.Events = append(res.Events, summary)
+		}
+	}
+	clearTemp(sess.State())
+	if len(res.Metadata) == 0 {
+		res.Metadata = nil
+	}
+	return res, nil
+}
+
+// load reads the session (creating it if new) with as many recent events
+// as the working-memory strategy can use.
+func (r *Runner) load(ctx context.Context, req Request) (session.Session, []*session.Event, error) {
+	resp, err := r.sessions.Get(ctx, &session.GetRequest{AppName: r.cfg.App, UserID: req.UserID, SessionID: req.SessionID, NumRecentEvents: eventsNeeded(r.cfg.WorkingMemory)})
+	if errors.Is(err, session.ErrNotFound) {
+		created, cerr := r.sessions.Create(ctx, &session.CreateRequest{AppName: r.cfg.App, UserID: req.UserID, SessionID: req.SessionID})
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		return created.Session, nil, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	var history []*session.Event
+	for ev := range resp.Session.Events().All() {
+		history = append(history, ev)
+	}
+	return resp.Session, history, nil
+}
+
+// eventsNeeded is how many recent events a strategy can use (0: all).
+// Twice the window leaves room for moving to a safe tool-call boundary and
+// for the latest summary.
+func eventsNeeded(c workingmemory.Config) int {
+	or := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	switch c.Type {
+	case "buffer_window":
+		return 2 * or(c.MaxMessages, workingmemory.DefaultMaxMessages)
+	case "summary_buffer":
+		return 2 * or(c.MaxMessages, workingmemory.DefaultSummaryMessages)
+	case "token_window": // an event costs at least a few tokens
+		return or(c.MaxTokens, workingmemory.DefaultMaxTokens) / 3
+	}
+	return 0
+}
+
+// converse calls the model, runs the tools it asks for and calls it again,
+// until it answers; the turn's events are added to *turn.
+func (r *Runner) converse(ctx context.Context, inv tool.Invocation, history []*session.Event, turn *[]*session.Event, observe Observer) (string, error) {
+	var tools []llm.Tool
+	for _, t := range r.tools {
+		tools = append(tools, llm.Tool{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	for step := 0; step < r.cfg.MaxSteps; step++ {
+		visible := r.wm.FilterEvents(append(append([]*session.Event(nil), history...), *turn...))
+		resp, err := r.model.Stream(ctx, llm.Request{Messages: toMessages(r.cfg.Instruction, visible), Tools: tools},
+			func(text string) { observe("text", text) })
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrModel, err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			*turn = append(*turn, &session.Event{InvocationID: inv.InvocationID, Author: r.cfg.Name, Timestamp: time.Now(),
+				Message: session.NewTextMessage(session.RoleAssistant, resp.Content)})
+			return resp.Content, nil
+		}
+		call := &session.Event{InvocationID: inv.InvocationID, Author: r.cfg.Name, Timestamp: time.Now(), Message: &session.Message{Role: session.RoleAssistant}}
+		if resp.Content != "" {
+			call.Message.Parts = append(call.Message.Parts, session.Part{Type: session.PartText, Text: resp.Content})
+		}
+		results := &session.Event{InvocationID: inv.InvocationID, Author: "tool", Message: &session.Message{Role: session.RoleTool}}
+		for _, tc := range resp.ToolCalls {
+			if tc.ID == "" {
+				tc.ID = "call_" + uuid.NewString()
+			}
+			var args map[string]any
+			if err := json.Unmarshal([]byte(orEmpty(tc.Function.Arguments)), &args); err != nil {
+				args = map[string]any{"_unparsed": tc.Function.Arguments}
+			}
+			call.Message.Parts = append(call.Message.Parts, session.Part{Type: session.PartToolCall, ToolCall: &session.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args}})
+			observe("tool_call", map[string]any{"id": tc.ID, "name": tc.Function.Name, "arguments": args})
+			content, isErr := r.runTool(ctx, inv, tc)
+			results.Message.Parts = append(results.Message.Parts, session.Part{Type: session.PartToolResult,
+				ToolResult: &session.ToolResult{CallID: tc.ID, Name: tc.Function.Name, Content: content, IsError: isErr}})
+			observe("tool_result", map[string]any{"call_id": tc.ID, "name": tc.Function.Name, "content": content, "is_error": isErr})
+		}
+		results.Timestamp = time.Now()
+		*turn = append(*turn, call, results)
+	}
+	return "", fmt.Errorf("%w: no answer after %d steps of tool calls (raise the agent's step limit, or check its tools)", ErrModel, r.cfg.MaxSteps)
+}
+
+func orEmpty(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	return args
+}
+
+// runTool runs one call; errors become results the model can read.
+func (r *Runner) runTool(ctx context.Context, inv tool.Invocation, tc llm.ToolCall) (any, bool) {
+	t, ok := r.tools[tc.Function.Name]
+	if !ok {
+		return fmt.Sprintf("error: there is no tool named %q", tc.Function.Name), true
+	}
+	out, err := t.Call(ctx, inv, json.RawMessage(orEmpty(tc.Function.Arguments)))
+	if err != nil {
+		return "error: " + err.Error(), true
+	}
+	// Stored as JSON values, so they read back exactly.
+	raw, _ := json.Marshal(out)
+	var v any
+	json.Unmarshal(raw, &v)
+	return v, false
+}
+
+// lock takes the session for one run: waiting, or failing with ErrBusy.
+func (r *Runner) lock(ctx context.Context, key string) (func(), error) {
+	r.mu.Lock()
+	l := r.locks[key]
+	if l == nil {
+		l = &sessionLock{slot: make(chan struct{}, 1)}
+		r.locks[key] = l
+	}
+	r.mu.Unlock()
+	select {
+	case l.slot <- struct{}{}:
+		return func() { <-l.slot }, nil
+	default:
+	}
+	if r.cfg.RejectConcurrent {
+		return nil, ErrBusy
+	}
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	select {
+	case l.slot <- struct{}{}:
+		return func() { <-l.slot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// clearTemp drops temp: keys from the turn's session handle: they live for one invocation.
+func clearTemp(st state.State) {
+	var temp []string
+	for k := range st.All() {
+		if scope, _ := state.ScopeOf(k); scope == state.ScopeTemp {
+			temp = append(temp, k)
+		}
+	}
+	for _, k := range temp {
+		st.Delete(k)
+	}
+}

@@ -1,0 +1,287 @@
+// Package llm is a client for OpenAI-compatible chat-completions endpoints
+// with tool calling (OpenAI, Ollama, vLLM, LM Studio, llama.cpp server),
+// plain or streamed.
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// ToolCall is a model's call of a function.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Tool describes a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any
+}
+
+// Request is one chat-completions call.
+type Request struct {
+	Messages []Message
+	Tools    []Tool
+}
+
+// Response is the model's answer: text, tool calls, or both.
+type Response struct {
+	Content      string
+	ToolCalls    []ToolCall
+	FinishReason string
+}
+
+// Config configures a Client.
+type Config struct {
+	BaseURL string // including /v1
+	Model   string
+	// APIKey is sent as a bearer token; it never appears in an error.
+	APIKey     string
+	Timeout    time.Duration // per attempt (default 2 minutes)
+	MaxRetries int           // for 429 and 5xx (default 3; negative: never retry)
+	Client     *http.Client
+}
+
+// Client calls one model.
+type Client struct{ cfg Config }
+
+// New checks cfg and returns a client.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" || cfg.Model == "" {
+		return nil, errors.New("llm: a base URL and a model are required")
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 3
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	return &Client{cfg}, nil
+}
+
+// Model names the model.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// retryBase is the first backoff; tests shorten it.
+var retryBase = 500 * time.Millisecond
+
+func (c *Client) body(req Request, stream bool) ([]byte, error) {
+	body := map[string]any{"model": c.cfg.Model, "messages": req.Messages}
+	if stream {
+		body["stream"] = true
+	}
+	if len(req.Tools) > 0 {
+		var tools []any
+		for _, t := range req.Tools {
+			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{
+				"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
+		}
+		body["tools"] = tools
+	}
+	return json.Marshal(body)
+}
+
+// post sends the request, retrying 429s and 5xx; the caller closes the body.
+func (c *Client) post(ctx context.Context, payload []byte) (*http.Response, context.CancelFunc, error) {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		req, err := http.NewRequestWithContext(actx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(payload))
+		if err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if c.cfg.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		}
+		resp, err := c.cfg.Client.Do(req)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return resp, cancel, nil
+		}
+		var failure error
+		retryable := true
+		var wait time.Duration
+		if err != nil {
+			failure = fmt.Errorf("llm: calling %s: %s", c.cfg.Model, c.redact(err.Error()))
+		} else {
+			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			failure = fmt.Errorf("llm: %s answered %d: %s", c.cfg.Model, resp.StatusCode, c.redact(apiMessage(raw)))
+			retryable = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+				wait = min(time.Duration(s)*time.Second, time.Minute)
+			}
+		}
+		cancel()
+		if !retryable || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
+			return nil, nil, failure
+		}
+		if wait == 0 {
+			wait = retryBase<<attempt + time.Duration(rand.Int64N(int64(retryBase)))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, failure
+		case <-time.After(wait):
+		}
+	}
+}
+
+func apiMessage(raw []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return strings.TrimSpace(string(raw[:min(len(raw), 300)]))
+}
+
+func (c *Client) redact(s string) string {
+	if c.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+}
+
+// Complete makes one call and returns the whole answer.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	payload, err := c.body(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, cancel, err := c.post(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	var out struct {
+		Choices []struct {
+			Message      Message `json:"message"`
+			FinishReason string  `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("llm: %s answered with JSON this client cannot read: %w", c.cfg.Model, err)
+	}
+	if len(out.Choices) == 0 {
+		return nil, fmt.Errorf("llm: %s answered with no choices", c.cfg.Model)
+	}
+	ch := out.Choices[0]
+	return &Response{Content: ch.Message.Content, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}, nil
+}
+
+// Stream makes one streamed call, passing each piece of text to onText as
+// it arrives, and returns the whole answer.
+func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (*Response, error) {
+	payload, err := c.body(req, true)
+	if err != nil {
+		return nil, err
+	}
+	resp, cancel, err := c.post(ctx, payload)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	out := &Response{}
+	var content strings.Builder
+	calls := map[int]*ToolCall{}
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 64<<10), 8<<20)
+	for lines.Scan() {
+		data, ok := strings.CutPrefix(lines.Text(), "data:")
+		if !ok {
+			continue
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content   string `json:"content"`
+					ToolCalls []struct {
+						Index    int    `json:"index"`
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return nil, fmt.Errorf("llm: %s streamed a chunk this client cannot read: %w", c.cfg.Model, err)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Delta.Content != "" {
+				content.WriteString(ch.Delta.Content)
+				if onText != nil {
+					onText(ch.Delta.Content)
+				}
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				call := calls[tc.Index]
+				if call == nil {
+					call = &ToolCall{Type: "function"}
+					calls[tc.Index] = call
+				}
+				if tc.ID != "" {
+					call.ID = tc.ID
+				}
+				call.Function.Name += tc.Function.Name
+				call.Function.Arguments += tc.Function.Arguments
+			}
+			if ch.FinishReason != "" {
+				out.FinishReason = ch.FinishReason
+			}
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return nil, fmt.Errorf("llm: reading the stream from %s: %s", c.cfg.Model, c.redact(err.Error()))
+	}
+	out.Content = content.String()
+	for i := 0; i < len(calls); i++ {
+		if call, ok := calls[i]; ok {
+			out.ToolCalls = append(out.ToolCalls, *call)
+		}
+	}
+	return out, nil
+}
