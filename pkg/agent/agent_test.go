@@ -262,7 +262,9 @@ func TestConcurrentRunsOnOneSession(t *testing.T) {
 
 type failingIndex struct{ index.Service }
 
-func (failingIndex) Index(context.Context, session.Session) error { return errors.New("index disk full") }
+func (failingIndex) Index(context.Context, session.Session) error {
+	return errors.New("index disk full")
+}
 
 func TestIndexFailureDoesNotFailTheTurn(t *testing.T) {
 	f := setup(t, Config{}, reply{content: "fine"})
