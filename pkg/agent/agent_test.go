@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hectormem/hector/internal/fakellm"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -23,20 +24,19 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 type fixture struct {
 	sessions session.Service
 	idx      *index.Index
-	model    *fakeModel
+	model    *fakellm.Server
 	runner   *Runner
 }
 
-func setup(t *testing.T, cfg Config, script ...reply) *fixture {
+func setup(t *testing.T, cfg Config, script ...fakellm.Reply) *fixture {
 	t.Helper()
 	f := &fixture{sessions: session.NewInMemoryService()}
 	var err error
 	if f.idx, err = index.NewKeyword(index.WithSessions(f.sessions), index.WithLogger(quiet)); err != nil {
 		t.Fatal(err)
 	}
-	var url string
-	f.model, url = newFakeModel(t, script...)
-	client, err := llm.New(llm.Config{BaseURL: url, Model: "fake", APIKey: "sk-test-key-42", MaxRetries: -1})
+	f.model = fakellm.Start(t, script...)
+	client, err := llm.New(llm.Config{BaseURL: f.model.URL, Model: "fake", APIKey: "sk-test-key-42", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,8 @@ func messages(req map[string]any) []map[string]any {
 // search_memory call finds it, and only that user's memory.
 func TestCrossSessionMemory(t *testing.T) {
 	f := setup(t, Config{Name: "assistant", App: "app", Instruction: "You are helpful.", Search: true},
-		reply{calls: [][3]string{{"call_1", "search_memory", `{"query": "dog name"}`}}},
-		reply{content: "Your dog is called Rex."})
+		fakellm.Reply{Calls: [][3]string{{"call_1", "search_memory", `{"query": "dog name"}`}}},
+		fakellm.Reply{Content: "Your dog is called Rex."})
 	f.remember(t, "alice", "s1", "My dog is called Rex and he loves the park")
 	f.remember(t, "bob", "b1", "My dog is called Max and he loves the park")
 
@@ -117,14 +117,14 @@ func TestCrossSessionMemory(t *testing.T) {
 		t.Errorf("reply %q, streamed %q, tool events %v", res.Reply, streamed.String(), toolEvents)
 	}
 	// What the model saw.
-	first := messages(f.model.request(0))
+	first := messages(f.model.Request(0))
 	if len(first) != 2 || first[0]["role"] != "system" || first[0]["content"] != "You are helpful." || first[1]["content"] != "What is my dog called?" {
 		t.Errorf("first request's messages = %v", first)
 	}
-	if tools := fmt.Sprint(f.model.request(0)["tools"]); !strings.Contains(tools, "search_memory") || !strings.Contains(tools, "Search past conversations") {
+	if tools := fmt.Sprint(f.model.Request(0)["tools"]); !strings.Contains(tools, "search_memory") || !strings.Contains(tools, "Search past conversations") {
 		t.Errorf("tools offered = %s", tools)
 	}
-	second := messages(f.model.request(1))
+	second := messages(f.model.Request(1))
 	last := second[len(second)-1]
 	prev := second[len(second)-2]
 	if last["role"] != "tool" || last["tool_call_id"] != "call_1" || prev["role"] != "assistant" || !strings.Contains(fmt.Sprint(prev["tool_calls"]), "call_1") {
@@ -152,7 +152,7 @@ func TestCrossSessionMemory(t *testing.T) {
 }
 
 func TestTheModelSeesTrimmedHistoryWithToolsPaired(t *testing.T) {
-	f := setup(t, Config{Name: "assistant", App: "app", WorkingMemory: workingmemory.Config{Type: "buffer_window", MaxMessages: 4}}, reply{content: "ok"})
+	f := setup(t, Config{Name: "assistant", App: "app", WorkingMemory: workingmemory.Config{Type: "buffer_window", MaxMessages: 4}}, fakellm.Reply{Content: "ok"})
 	resp, _ := f.sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
 	for i := range 3 {
 		for _, ev := range []*session.Event{
@@ -167,7 +167,7 @@ func TestTheModelSeesTrimmedHistoryWithToolsPaired(t *testing.T) {
 	if _, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "next"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	msgs := messages(f.model.request(0))
+	msgs := messages(f.model.Request(0))
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m["role"].(string))
@@ -182,7 +182,7 @@ func TestTheModelSeesTrimmedHistoryWithToolsPaired(t *testing.T) {
 }
 
 func TestModelFailureKeepsOnlyTheUsersMessage(t *testing.T) {
-	f := setup(t, Config{Search: true}, reply{calls: [][3]string{{"c1", "search_memory", `{"query":"x"}`}}}, reply{status: 500})
+	f := setup(t, Config{Search: true}, fakellm.Reply{Calls: [][3]string{{"c1", "search_memory", `{"query":"x"}`}}}, fakellm.Reply{Status: 500})
 	_, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "hello"}, nil)
 	if !errors.Is(err, ErrModel) || !strings.Contains(err.Error(), "500") || strings.Contains(err.Error(), "sk-test-key-42") {
 		t.Fatalf("failed turn: %v", err)
@@ -195,15 +195,15 @@ func TestModelFailureKeepsOnlyTheUsersMessage(t *testing.T) {
 
 func TestClientGoneMidStreamLeavesNoHalfTurn(t *testing.T) {
 	release := make(chan struct{})
-	f := setup(t, Config{Search: true}, reply{calls: [][3]string{{"c1", "search_memory", `{"query":"x"}`}}}, reply{content: "late", wait: release})
+	f := setup(t, Config{Search: true}, fakellm.Reply{Calls: [][3]string{{"c1", "search_memory", `{"query":"x"}`}}}, fakellm.Reply{Content: "late", Wait: release})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
 	go func() {
 		_, err := f.runner.Run(ctx, Request{UserID: "u", SessionID: "s", Message: "hello"}, nil)
 		done <- err
 	}()
-	<-f.model.started
-	<-f.model.started // the second call, after the tool ran, is in flight
+	<-f.model.Started
+	<-f.model.Started // the second call, after the tool ran, is in flight
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("a run whose client left succeeded")
@@ -219,13 +219,13 @@ func TestConcurrentRunsOnOneSession(t *testing.T) {
 		t.Run(fmt.Sprint("reject=", reject), func(t *testing.T) {
 			release := make(chan struct{})
 			f := setup(t, Config{Name: "assistant", App: "app", WorkingMemory: workingmemory.Config{Type: "all"}, RejectConcurrent: reject},
-				reply{content: "first", wait: release}, reply{content: "second"})
+				fakellm.Reply{Content: "first", Wait: release}, fakellm.Reply{Content: "second"})
 			var wg sync.WaitGroup
 			var first error
 			wg.Go(func() {
 				_, first = f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "one"}, nil)
 			})
-			<-f.model.started // the first run holds the session
+			<-f.model.Started // the first run holds the session
 			if reject {
 				_, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "two"}, nil)
 				close(release)
@@ -267,7 +267,7 @@ func (failingIndex) Index(context.Context, session.Session) error {
 }
 
 func TestIndexFailureDoesNotFailTheTurn(t *testing.T) {
-	f := setup(t, Config{}, reply{content: "fine"})
+	f := setup(t, Config{}, fakellm.Reply{Content: "fine"})
 	f.runner.idx = failingIndex{f.idx}
 	res, err := f.runner.Run(t.Context(), Request{UserID: "u", Message: "hi"}, nil)
 	if err != nil || res.Reply != "fine" || res.Metadata["index_error"] != "index disk full" || res.SessionID == "" {

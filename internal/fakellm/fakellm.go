@@ -1,4 +1,7 @@
-package agent
+// Package fakellm is an in-process chat-completions server for tests: it
+// answers each request with the next scripted reply, streamed (SSE) or as
+// one JSON body as the request asks, and records the requests.
+package fakellm
 
 import (
 	"encoding/json"
@@ -9,32 +12,33 @@ import (
 	"testing"
 )
 
-// reply is what the fake model says to one request.
-type reply struct {
-	content string
-	calls   [][3]string // id, name, JSON arguments
-	status  int         // an HTTP error instead
-	wait    chan struct{}
+// Reply is what the model says to one request.
+type Reply struct {
+	Content string
+	Calls   [][3]string   // tool calls: id, name, JSON arguments
+	Status  int           // an HTTP error instead
+	Wait    chan struct{} // hold the answer until closed
 }
 
-// fakeModel is an in-process chat-completions server: it answers each
-// request with the next scripted reply, streamed (SSE) or as one JSON
-// body as the request asks, and records the requests.
-type fakeModel struct {
+// Server is a running fake model.
+type Server struct {
+	URL      string        // base URL, including /v1
+	Started  chan struct{} // receives once per request, as it arrives
 	mu       sync.Mutex
-	script   []reply
+	script   []Reply
 	requests []map[string]any
-	started  chan struct{}
 }
 
-func newFakeModel(t *testing.T, script ...reply) (*fakeModel, string) {
-	f := &fakeModel{script: script, started: make(chan struct{}, 16)}
+// Start serves script until t ends. Requests past the script get a 500.
+func Start(t testing.TB, script ...Reply) *Server {
+	f := &Server{script: script, Started: make(chan struct{}, 64)}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return f, srv.URL + "/v1"
+	f.URL = srv.URL + "/v1"
+	return f
 }
 
-func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/v1/chat/completions" {
 		http.NotFound(w, r)
 		return
@@ -43,28 +47,28 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewDecoder(r.Body).Decode(&req)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
-	var rep reply
+	var rep Reply
 	if len(f.script) > 0 {
 		rep, f.script = f.script[0], f.script[1:]
 	} else {
-		rep = reply{status: 500}
+		rep = Reply{Status: 500}
 	}
 	f.mu.Unlock()
-	f.started <- struct{}{}
-	if rep.wait != nil {
+	f.Started <- struct{}{}
+	if rep.Wait != nil {
 		select {
-		case <-rep.wait:
+		case <-rep.Wait:
 		case <-r.Context().Done():
 			return
 		}
 	}
-	if rep.status != 0 {
-		w.WriteHeader(rep.status)
-		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.status)
+	if rep.Status != 0 {
+		w.WriteHeader(rep.Status)
+		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
 		return
 	}
 	var calls []map[string]any
-	for i, c := range rep.calls {
+	for i, c := range rep.Calls {
 		calls = append(calls, map[string]any{"index": i, "id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
 	}
 	finish := "stop"
@@ -73,7 +77,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req["stream"] != true {
 		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "choices": []any{map[string]any{
-			"index": 0, "message": map[string]any{"role": "assistant", "content": rep.content, "tool_calls": calls}, "finish_reason": finish}}})
+			"index": 0, "message": map[string]any{"role": "assistant", "content": rep.Content, "tool_calls": calls}, "finish_reason": finish}}})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -83,8 +87,8 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	send(map[string]any{"role": "assistant"}, nil)
-	for i := 0; i < len(rep.content); i += 4 { // text in small pieces
-		send(map[string]any{"content": rep.content[i:min(i+4, len(rep.content))]}, nil)
+	for i := 0; i < len(rep.Content); i += 4 { // text in small pieces
+		send(map[string]any{"content": rep.Content[i:min(i+4, len(rep.Content))]}, nil)
 	}
 	for i, c := range calls { // each call's arguments in two halves, as real servers split them
 		args := c["function"].(map[string]any)["arguments"].(string)
@@ -95,13 +99,15 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
-func (f *fakeModel) request(i int) map[string]any {
+// Request returns the i-th request's decoded body.
+func (f *Server) Request(i int) map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.requests[i]
 }
 
-func (f *fakeModel) count() int {
+// Count is how many requests arrived.
+func (f *Server) Count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.requests)
