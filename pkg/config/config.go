@@ -43,11 +43,15 @@ type LLM struct {
 
 // Agent is an agent the server hosts.
 type Agent struct {
-	App           string               `yaml:"app"`
+	App           string               `yaml:"app"` // default: the agent's name
 	LLM           string               `yaml:"llm"`
 	Instruction   string               `yaml:"instruction"`
 	WorkingMemory workingmemory.Config `yaml:"working_memory"`
 	Search        Search               `yaml:"search"`
+	// MaxSteps bounds model calls in one turn (default 8).
+	MaxSteps int `yaml:"max_steps"`
+	// ConcurrentRuns on one session: serialize (wait, the default) or reject (409).
+	ConcurrentRuns string `yaml:"concurrent_runs"`
 }
 
 // Search configures an agent's search_memory tool.

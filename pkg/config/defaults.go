@@ -107,6 +107,9 @@ func (c *Config) applyDefaults() {
 		if a.Search.MaxResults == 0 {
 			a.Search.MaxResults = DefaultSearchLimit
 		}
+		if a.ConcurrentRuns == "" {
+			a.ConcurrentRuns = "serialize"
+		}
 		c.Agents[name] = a
 	}
 }

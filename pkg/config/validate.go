@@ -95,6 +95,10 @@ func (cfg *Config) validate() []*Error {
 		if a.Search.MaxResults < 0 {
 			c.add(p+".search.max_results", "must be positive, got %d", a.Search.MaxResults)
 		}
+		if a.MaxSteps < 0 {
+			c.add(p+".max_steps", "must be positive, got %d", a.MaxSteps)
+		}
+		c.oneOf(p+".concurrent_runs", a.ConcurrentRuns, "serialize", "reject")
 	}
 	s := cfg.Server
 	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")

@@ -128,5 +128,8 @@ var schemas = map[string]any{
 	"ContextRequest": obj(map[string]any{"working_memory": anyObj, "agent": str}),
 	"Context":        obj(map[string]any{"strategy": str, "events": array(ref("Event")), "total_events": num}),
 	"RebuildRequest": obj(map[string]any{"app": str, "user": str}),
+	"RunRequest":     obj(map[string]any{"user_id": str, "session_id": str, "message": str, "app": str}, "user_id", "message"),
+	"RunResult": obj(map[string]any{"app_name": str, "user_id": str, "session_id": str, "reply": str,
+		"events": array(ref("Event")), "metadata": anyObj}),
 	"RebuildStatus":  obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
 }

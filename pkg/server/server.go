@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -26,6 +27,7 @@ const (
 	scopeAdmin               // admin credentials only
 	scopeApp                 // /v1/apps/{app}/…: admin, or an app credential for {app}
 	scopeUser                // /v1/apps/{app}/users/{user}/…: also a user credential for {user}
+	scopeCaller              // any valid credential; the handler checks the app and user the body names
 )
 
 type route struct {
@@ -56,6 +58,7 @@ type Server struct {
 	strategies map[workingmemory.Config]workingmemory.Strategy
 
 	rebuild rebuildState
+	agents  map[string]*agent.Runner
 }
 
 // New builds the server's handler.
@@ -66,6 +69,9 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	}
 	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
 		limiters: map[string]*rate.Limiter{}, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
+	if s.agents, err = newRunners(svcs, cfg, logger); err != nil {
+		return nil, err
+	}
 	s.routes = s.table()
 	mux := http.NewServeMux()
 	for _, rt := range s.routes {
@@ -189,6 +195,7 @@ func (s *Server) table() []route {
 		{method: "DELETE", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
 		{method: "POST", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
+		{method: "POST", path: "/v1/agents/{agent}/run", summary: "Run one turn of a hosted agent (?stream=true for server-sent events)", scope: scopeCaller, handle: s.runAgent, query: []string{"stream"}, request: "RunRequest", response: "RunResult", status: 200},
 		{method: "POST", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
 		{method: "GET", path: "/v1/index:rebuild", summary: "The latest rebuild's progress", scope: scopeAdmin, handle: s.rebuildStatus, response: "RebuildStatus", status: 200},
 	}

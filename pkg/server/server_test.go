@@ -34,10 +34,10 @@ const (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // newTestServer is a server on in-memory stores with auth configured.
-func newTestServer(t testing.TB, edit func(*config.Config)) *Server {
+func newTestServer(t testing.TB, edit func(*config.Config), extraYAML ...string) *Server {
 	t.Helper()
 	t.Setenv(jwtEnv, secret)
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
+	cfg, err := config.Parse("test.yaml", []byte(strings.Join(extraYAML, "")+fmt.Sprintf(`
 server:
   data_dir: %s
   sessions: {backend: inmemory}
@@ -113,7 +113,7 @@ func TestEveryRouteChecksCredentials(t *testing.T) {
 	forgedJWT, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "exp": exp}).SignedString([]byte("not the secret"))
 
 	for _, rt := range s.routes {
-		if rt.scope == scopePublic {
+		if rt.scope == scopePublic || rt.scope == scopeCaller { // scopeCaller: see TestAgentRunAuth
 			continue
 		}
 		path := concrete(rt.path)

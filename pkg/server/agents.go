@@ -1,0 +1,103 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/hectormem/hector/pkg/agent"
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/llm"
+)
+
+// newRunners makes a runner for every configured agent.
+func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (map[string]*agent.Runner, error) {
+	runners := map[string]*agent.Runner{}
+	for name, a := range cfg.Agents {
+		l := cfg.LLMs[a.LLM]
+		client, err := llm.New(llm.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: os.Getenv(l.APIKeyEnv)})
+		if err != nil {
+			return nil, fmt.Errorf("agents.%s: %w", name, err)
+		}
+		r, err := agent.New(agent.Config{Name: name, App: a.App, Instruction: a.Instruction, WorkingMemory: a.WorkingMemory,
+			Search: a.Search.Enabled, MaxResults: a.Search.MaxResults, MaxSteps: a.MaxSteps, RejectConcurrent: a.ConcurrentRuns == "reject"},
+			client, svcs.Sessions, svcs.Index, logger)
+		if err != nil {
+			return nil, err
+		}
+		runners[name] = r
+	}
+	return runners, nil
+}
+
+// runAgent runs one turn: JSON back when it is done, or server-sent events
+// as it happens (?stream=true): text, tool_call, tool_result, then done or error.
+func (s *Server) runAgent(w http.ResponseWriter, r *http.Request) error {
+	runner, ok := s.agents[r.PathValue("agent")]
+	if !ok {
+		return &apiError{http.StatusNotFound, "not_found", fmt.Sprintf("no agent named %q is configured", r.PathValue("agent"))}
+	}
+	var req struct {
+		UserID    string `json:"user_id"`
+		SessionID string `json:"session_id"`
+		Message   string `json:"message"`
+		App       string `json:"app"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.App != "" && req.App != runner.App() {
+		return badRequest("field \"app\": agent %q serves app %q", r.PathValue("agent"), runner.App())
+	}
+	if req.UserID == "" {
+		return badRequest("field \"user_id\" is empty")
+	}
+	if !principalOf(r.Context()).may(scopeUser, runner.App(), req.UserID) {
+		return errForbidden
+	}
+	run := agent.Request{UserID: req.UserID, SessionID: req.SessionID, Message: req.Message}
+	if r.URL.Query().Get("stream") != "true" {
+		res, err := runner.Run(r.Context(), run, nil)
+		if err != nil {
+			return runError(err)
+		}
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(event string, data any) {
+		raw, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, raw)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	res, err := runner.Run(r.Context(), run, func(kind string, data any) {
+		if kind == "text" {
+			data = map[string]any{"text": data}
+		}
+		send(kind, data)
+	})
+	if err != nil {
+		e := toAPIError(runError(err))
+		send("error", map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
+		return nil
+	}
+	send("done", res)
+	return nil
+}
+
+func runError(err error) error {
+	switch {
+	case errors.Is(err, agent.ErrBusy):
+		return &apiError{http.StatusConflict, "busy", err.Error()}
+	case errors.Is(err, agent.ErrModel):
+		return &apiError{http.StatusBadGateway, "model_error", err.Error() + " (your message is saved)"}
+	}
+	return err
+}

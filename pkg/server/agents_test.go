@@ -1,0 +1,119 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/internal/fakellm"
+)
+
+func agentServer(t *testing.T, script ...fakellm.Reply) (*Server, *fakellm.Server) {
+	model := fakellm.Start(t, script...)
+	s := newTestServer(t, nil, fmt.Sprintf(`
+llms:
+  fake: {base_url: %q, model: fake-model}
+agents:
+  assistant:
+    app: a
+    llm: fake
+    instruction: You remember what users told you.
+    working_memory: {type: buffer_window, max_messages: 10}
+    search: {enabled: true, max_results: 3}
+`, model.URL))
+	return s, model
+}
+
+func say(t *testing.T, s *Server, user, session, text string) {
+	t.Helper()
+	do(t, s, "POST", "/v1/apps/a/users/"+user+"/sessions", adminKey, map[string]any{"session_id": session})
+	w := do(t, s, "POST", "/v1/apps/a/users/"+user+"/sessions/"+session+"/events", adminKey,
+		map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}}})
+	if w.Code != 201 {
+		t.Fatal(w.Code, w.Body)
+	}
+}
+
+func TestAgentRunOverHTTP(t *testing.T) {
+	s, model := agentServer(t,
+		fakellm.Reply{Calls: [][3]string{{"call_1", "search_memory", `{"query":"favourite city"}`}}},
+		fakellm.Reply{Content: "You said Lisbon."},
+		fakellm.Reply{Calls: [][3]string{{"call_2", "search_memory", `{"query":"favourite city"}`}}},
+		fakellm.Reply{Content: "Still Lisbon."},
+	)
+	say(t, s, "alice", "old", "My favourite city is Lisbon")
+	say(t, s, "bob", "old", "My favourite city is Oslo")
+
+	w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "message": "What is my favourite city?"})
+	if w.Code != 200 {
+		t.Fatalf("run: %d %s", w.Code, w.Body)
+	}
+	var res struct {
+		SessionID string           `json:"session_id"`
+		Reply     string           `json:"reply"`
+		Events    []map[string]any `json:"events"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &res)
+	if res.Reply != "You said Lisbon." || len(res.Events) != 4 || res.SessionID == "" {
+		t.Fatalf("result = %s", w.Body)
+	}
+	toolMsg := fmt.Sprint(model.Request(1)["messages"])
+	if !strings.Contains(toolMsg, "Lisbon") || strings.Contains(toolMsg, "Oslo") {
+		t.Errorf("the tool result the model saw: %s", toolMsg)
+	}
+
+	// Streamed, in the same session: tool activity, text, then the whole result.
+	w = do(t, s, "POST", "/v1/agents/assistant/run?stream=true", aliceKey, map[string]any{"user_id": "alice", "session_id": res.SessionID, "message": "And now?"})
+	if w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", w.Code, w.Header())
+	}
+	var kinds []string
+	var text strings.Builder
+	lines := bufio.NewScanner(strings.NewReader(w.Body.String()))
+	for lines.Scan() {
+		if kind, ok := strings.CutPrefix(lines.Text(), "event: "); ok {
+			if len(kinds) == 0 || kinds[len(kinds)-1] != kind {
+				kinds = append(kinds, kind)
+			}
+			lines.Scan()
+			if kind == "text" {
+				var d map[string]string
+				json.Unmarshal([]byte(strings.TrimPrefix(lines.Text(), "data: ")), &d)
+				text.WriteString(d["text"])
+			}
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "tool_call tool_result text done" || text.String() != "Still Lisbon." {
+		t.Errorf("stream events %q, text %q", got, text.String())
+	}
+	sess := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/"+res.SessionID, aliceKey, nil)
+	if n := strings.Count(sess.Body.String(), `"seq":`); n != 8 {
+		t.Errorf("two turns stored %d events, want 8", n)
+	}
+}
+
+func TestAgentRunAuthAndErrors(t *testing.T) {
+	s, _ := agentServer(t, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500})
+	run := map[string]any{"user_id": "alice", "session_id": "s", "message": "hi"}
+	for key, want := range map[string]int{"": 401, "wrong-key-0123456789": 401, bobKey: 403, appBKey: 403} {
+		if w := do(t, s, "POST", "/v1/agents/assistant/run", key, run); w.Code != want {
+			t.Errorf("run as %q: %d, want %d", key, w.Code, want)
+		}
+	}
+	if w := do(t, s, "POST", "/v1/agents/nobody/run", aliceKey, run); w.Code != 404 {
+		t.Errorf("unknown agent: %d", w.Code)
+	}
+	if w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "message": "hi", "app": "b"}); w.Code != 400 {
+		t.Errorf("another app in the body: %d", w.Code)
+	}
+	w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, run)
+	if w.Code != 502 || !strings.Contains(w.Body.String(), "model_error") || !strings.Contains(w.Body.String(), "saved") {
+		t.Errorf("a failing model: %d %s", w.Code, w.Body)
+	}
+	sess := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s", aliceKey, nil)
+	if n := strings.Count(sess.Body.String(), `"seq":`); n != 1 || !strings.Contains(sess.Body.String(), `"text":"hi"`) {
+		t.Errorf("after a failed turn: %s", sess.Body)
+	}
+}
