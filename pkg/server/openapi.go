@@ -131,5 +131,5 @@ var schemas = map[string]any{
 	"RunRequest":     obj(map[string]any{"user_id": str, "session_id": str, "message": str, "app": str}, "user_id", "message"),
 	"RunResult": obj(map[string]any{"app_name": str, "user_id": str, "session_id": str, "reply": str,
 		"events": array(ref("Event")), "metadata": anyObj}),
-	"RebuildStatus":  obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
+	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
 }
