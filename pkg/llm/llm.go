@@ -111,8 +111,13 @@ func (c *Client) body(req Request, stream bool) ([]byte, error) {
 	return json.Marshal(body)
 }
 
-// post sends the request, retrying 429s and 5xx; the caller closes the body.
-func (c *Client) post(ctx context.Context, payload []byte) (*http.Response, context.CancelFunc, error) {
+// send posts req, retrying 429s and 5xx; the caller closes the body and
+// calls cancel when done with it.
+func (c *Client) send(ctx context.Context, req Request, stream bool) (*http.Response, context.CancelFunc, error) {
+	payload, err := c.body(req, stream)
+	if err != nil {
+		return nil, nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		req, err := http.NewRequestWithContext(actx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(payload))
@@ -178,11 +183,7 @@ func (c *Client) redact(s string) string {
 
 // Complete makes one call and returns the whole answer.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	payload, err := c.body(req, false)
-	if err != nil {
-		return nil, err
-	}
-	resp, cancel, err := c.post(ctx, payload)
+	resp, cancel, err := c.send(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +208,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 // Stream makes one streamed call, passing each piece of text to onText as
 // it arrives, and returns the whole answer.
 func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (*Response, error) {
-	payload, err := c.body(req, true)
-	if err != nil {
-		return nil, err
-	}
-	resp, cancel, err := c.post(ctx, payload)
+	resp, cancel, err := c.send(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -324,11 +325,14 @@ func TestLLMSummarizer(t *testing.T) {
 	}))
 	defer srv.Close()
 	events := script("u", "c:A", "r:A", "a")
-	llm, err := NewLLM(LLMConfig{BaseURL: srv.URL + "/v1", Model: "m1", APIKey: "sk-secret-999", Prompt: "Summarize."})
-	if err != nil {
-		t.Fatal(err)
+	model := func(path string, timeout time.Duration) *LLM {
+		c, err := llm.New(llm.Config{BaseURL: srv.URL + path, Model: "m1", APIKey: "sk-secret-999", Timeout: timeout, MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewLLM(c, "Summarize.")
 	}
-	text, err := llm.Summarize(t.Context(), "Earlier: hello.", events)
+	text, err := model("/v1", 0).Summarize(t.Context(), "Earlier: hello.", events)
 	if err != nil || text != "The user deploys via Konflux." {
 		t.Fatalf("Summarize = %q, %v", text, err)
 	}
@@ -338,18 +342,13 @@ func TestLLMSummarizer(t *testing.T) {
 		!strings.Contains(user, "user message 1") || !strings.Contains(user, "called f") || auth != "Bearer sk-secret-999" {
 		t.Errorf("request = %v (auth %q)", got, auth)
 	}
-
-	broken, _ := NewLLM(LLMConfig{BaseURL: srv.URL + "/broken", Model: "m1", APIKey: "sk-secret-999"})
-	_, err = broken.Summarize(t.Context(), "", events)
+	_, err = model("/broken", 0).Summarize(t.Context(), "", events)
 	if err == nil || !strings.Contains(err.Error(), "500") || strings.Contains(err.Error(), "sk-secret-999") {
 		t.Errorf("server error: %v; want the status, without the key", err)
 	}
-	slow, _ := NewLLM(LLMConfig{BaseURL: srv.URL + "/slow", Model: "m1", Timeout: 50 * time.Millisecond})
+	slow := model("/slow", 50*time.Millisecond)
 	_, err = slow.Summarize(t.Context(), "", events)
 	if err == nil || !strings.Contains(err.Error(), "deadline") {
 		t.Errorf("timeout: %v", err)
-	}
-	if _, err := NewLLM(LLMConfig{Model: "m"}); err == nil {
-		t.Error("NewLLM without a base URL: no error")
 	}
 }
