@@ -41,6 +41,8 @@ type Config struct {
 	// RejectConcurrent answers ErrBusy to a second run on a busy session;
 	// by default runs on one session wait for each other.
 	RejectConcurrent bool
+	// Summarizer writes summary_buffer's summaries (default: the offline extractive one).
+	Summarizer workingmemory.Summarizer
 }
 
 // Runner runs an agent's turns. It is safe for concurrent use; runs on one
@@ -66,7 +68,11 @@ type sessionLock struct {
 
 // New makes a runner. idx may be nil when search is off.
 func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Service, logger *slog.Logger) (*Runner, error) {
-	wm, err := workingmemory.New(cfg.WorkingMemory, workingmemory.WithLogger(logger))
+	opts := []workingmemory.Option{workingmemory.WithLogger(logger)}
+	if cfg.Summarizer != nil {
+		opts = append(opts, workingmemory.WithSummarizer(cfg.Summarizer))
+	}
+	wm, err := workingmemory.New(cfg.WorkingMemory, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.Name, err)
 	}

@@ -303,3 +303,26 @@ func TestRealModel(t *testing.T) {
 		t.Errorf("reply %q does not recall teal", res.Reply)
 	}
 }
+
+type failingSummarizer struct{}
+
+func (failingSummarizer) Summarize(context.Context, string, []*session.Event) (string, error) {
+	return "", errors.New("summarizer model overloaded")
+}
+
+func TestSummarizerFailureDoesNotFailTheTurn(t *testing.T) {
+	f := setup(t, Config{Name: "assistant", App: "app", Summarizer: failingSummarizer{},
+		WorkingMemory: workingmemory.Config{Type: "summary_buffer", MaxMessages: 4, SummaryThreshold: 2, KeepRecent: 1}},
+		fakellm.Reply{Content: "one"}, fakellm.Reply{Content: "two"})
+	res, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "first"}, nil)
+	if err != nil || res.Metadata != nil {
+		t.Fatalf("first turn (2 events, threshold 2): %+v, %v", res, err)
+	}
+	res, err = f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "second"}, nil)
+	if err != nil || res.Reply != "two" || !strings.Contains(fmt.Sprint(res.Metadata["summary_error"]), "overloaded") {
+		t.Errorf("second turn: %+v, %v; want the reply and the summary error in metadata", res, err)
+	}
+	if evs := stored(t, f.sessions, "u", "s"); len(evs) != 4 {
+		t.Errorf("%d events stored; want the two turns and no summary", len(evs))
+	}
+}

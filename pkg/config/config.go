@@ -52,6 +52,9 @@ type Agent struct {
 	MaxSteps int `yaml:"max_steps"`
 	// ConcurrentRuns on one session: serialize (wait, the default) or reject (409).
 	ConcurrentRuns string `yaml:"concurrent_runs"`
+	// Summarizer writes summary_buffer's summaries: extractive (offline, the
+	// default) or llm (the agent's model).
+	Summarizer string `yaml:"summarizer"`
 }
 
 // Search configures an agent's search_memory tool.

@@ -110,6 +110,9 @@ func (c *Config) applyDefaults() {
 		if a.ConcurrentRuns == "" {
 			a.ConcurrentRuns = "serialize"
 		}
+		if a.Summarizer == "" {
+			a.Summarizer = "extractive"
+		}
 		c.Agents[name] = a
 	}
 }

@@ -99,6 +99,7 @@ func (cfg *Config) validate() []*Error {
 			c.add(p+".max_steps", "must be positive, got %d", a.MaxSteps)
 		}
 		c.oneOf(p+".concurrent_runs", a.ConcurrentRuns, "serialize", "reject")
+		c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
 	}
 	s := cfg.Server
 	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")

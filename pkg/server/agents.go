@@ -11,6 +11,7 @@ import (
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/llm"
+	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
 // newRunners makes a runner for every configured agent.
@@ -22,9 +23,12 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 		if err != nil {
 			return nil, fmt.Errorf("agents.%s: %w", name, err)
 		}
-		r, err := agent.New(agent.Config{Name: name, App: a.App, Instruction: a.Instruction, WorkingMemory: a.WorkingMemory,
-			Search: a.Search.Enabled, MaxResults: a.Search.MaxResults, MaxSteps: a.MaxSteps, RejectConcurrent: a.ConcurrentRuns == "reject"},
-			client, svcs.Sessions, svcs.Index, logger)
+		ac := agent.Config{Name: name, App: a.App, Instruction: a.Instruction, WorkingMemory: a.WorkingMemory,
+			Search: a.Search.Enabled, MaxResults: a.Search.MaxResults, MaxSteps: a.MaxSteps, RejectConcurrent: a.ConcurrentRuns == "reject"}
+		if a.Summarizer == "llm" {
+			ac.Summarizer = workingmemory.NewLLM(client, "")
+		}
+		r, err := agent.New(ac, client, svcs.Sessions, svcs.Index, logger)
 		if err != nil {
 			return nil, err
 		}
