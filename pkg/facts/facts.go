@@ -1,0 +1,91 @@
+// Package facts is curated memory: a small store of durable facts users and
+// agents write on purpose ("always deploy via Konflux"), scoped to an app,
+// a user or a session, expiring, validated, and encrypted at rest.
+package facts
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The scopes a fact can live in. A handle on one scope can never reach another.
+const (
+	ScopeApp     = "app"
+	ScopeUser    = "user"
+	ScopeSession = "session"
+)
+
+// Scope names where facts live: an app's, one user's, or one session's.
+type Scope struct {
+	Kind                 string
+	App, User, SessionID string
+}
+
+// AppScope is every user's facts of an app.
+func AppScope(app string) Scope { return Scope{Kind: ScopeApp, App: app} }
+
+// UserScope is one user's facts (the default scope).
+func UserScope(app, user string) Scope { return Scope{Kind: ScopeUser, App: app, User: user} }
+
+// SessionScope is one session's facts.
+func SessionScope(app, user, session string) Scope {
+	return Scope{Kind: ScopeSession, App: app, User: user, SessionID: session}
+}
+
+func (s Scope) check() error {
+	ok := s.App != ""
+	switch s.Kind {
+	case ScopeApp:
+		ok = ok && s.User == "" && s.SessionID == ""
+	case ScopeUser:
+		ok = ok && s.User != "" && s.SessionID == ""
+	case ScopeSession:
+		ok = ok && s.User != "" && s.SessionID != ""
+	default:
+		ok = false
+	}
+	if !ok {
+		return &ValidationError{Code: "invalid_scope", Message: fmt.Sprintf("scope %+v is not an app, user or session scope with its IDs", s)}
+	}
+	return nil
+}
+
+// String is the scope as it is bound into each ciphertext.
+func (s Scope) String() string { return s.Kind + "\x00" + s.App + "\x00" + s.User + "\x00" + s.SessionID }
+
+// Fact is one remembered fact.
+type Fact struct {
+	Key       string    `json:"key"`
+	Value     string    `json:"value"`
+	Category  string    `json:"category"`
+	Tags      []string  `json:"tags,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// StoreRequest is a fact to store. A TTL of 0 means the policy's default.
+type StoreRequest struct {
+	Key, Value, Category string
+	Tags                 []string
+	TTL                  time.Duration
+}
+
+// DefaultCategory is the category of facts stored without one.
+const DefaultCategory = "user_facts"
+
+var (
+	// ErrNotFound: no live fact with that key in the scope.
+	ErrNotFound = errors.New("fact not found")
+	// ErrWrongKey: the encryption key is not the one the facts were written with.
+	ErrWrongKey = errors.New("the facts encryption key does not match the stored facts")
+)
+
+// ValidationError is a fact the policy refuses, with a stable code per rule.
+type ValidationError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *ValidationError) Error() string { return e.Message + " (" + e.Code + ")" }

@@ -1,0 +1,133 @@
+package facts
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Policy is the one set of rules every way of writing a fact goes through:
+// the SDK, REST and the agents' tools. Its secret and injection checks are
+// hygiene against mistakes and casual abuse, not a security boundary: a
+// determined writer can phrase around any pattern.
+type Policy struct {
+	MaxKeyChars   int           // default 128
+	MaxValueChars int           // default 1,000
+	MaxScopeChars int           // total characters of values in one scope; default 4,000
+	DefaultTTL    time.Duration // default 90 days
+	MinTTL        time.Duration // default 1 hour
+	MaxTTL        time.Duration // default 1 year
+	// ReservedCategories may not be written (default: "system").
+	ReservedCategories []string
+}
+
+// DefaultPolicy returns the defaults.
+func DefaultPolicy() Policy {
+	return Policy{MaxKeyChars: 128, MaxValueChars: 1000, MaxScopeChars: 4000,
+		DefaultTTL: 90 * 24 * time.Hour, MinTTL: time.Hour, MaxTTL: 365 * 24 * time.Hour,
+		ReservedCategories: []string{"system"}}
+}
+
+func refuse(code, format string, args ...any) error {
+	return &ValidationError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+var (
+	categoryShape = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+	secretShapes  = []*regexp.Regexp{
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+		regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),                              // AWS access key IDs
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                // Google API keys
+		regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{20,}`),                          // OpenAI/Stripe-style keys
+		regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}`),     // GitHub tokens
+		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),                          // Slack tokens
+		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`), // JWTs
+		regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|token)\s*[:=]\s*\S+`),
+	}
+	injectionShapes = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\b.{0,20}\b(previous|prior|above|earlier|all)\b.{0,20}\b(instructions?|rules|prompts?|messages?)`),
+		regexp.MustCompile(`(?i)\byou are now\b|\bnew instructions?\s*:`),
+		regexp.MustCompile(`(?i)<\|?(im_start|im_end|system|assistant|endoftext)\|?>`),
+		regexp.MustCompile(`(?im)^\s*(system|assistant|developer)\s*:`),
+		regexp.MustCompile(`(?i)\[/?(INST|SYS)\]|<</?SYS>>`),
+	}
+)
+
+// normalize trims what a fact's writer sent and fills in defaults.
+func (p Policy) normalize(req StoreRequest) StoreRequest {
+	req.Key = strings.TrimSpace(req.Key)
+	req.Value = strings.TrimSpace(req.Value)
+	req.Category = strings.TrimSpace(req.Category)
+	if req.Category == "" {
+		req.Category = DefaultCategory
+	}
+	if req.TTL == 0 {
+		req.TTL = p.DefaultTTL
+	}
+	return req
+}
+
+// Check applies every rule but the scope budget to a normalized request.
+func (p Policy) Check(req StoreRequest) error {
+	req = p.normalize(req)
+	if err := p.checkKey(req.Key); err != nil {
+		return err
+	}
+	switch n := utf8.RuneCountInString(req.Value); {
+	case req.Value == "":
+		return refuse("value_required", "a fact needs a value")
+	case !utf8.ValidString(req.Value):
+		return refuse("value_invalid", "the value is not valid UTF-8")
+	case n > p.MaxValueChars:
+		return refuse("value_too_long", "the value has %d characters, over the limit of %d", n, p.MaxValueChars)
+	}
+	if !categoryShape.MatchString(req.Category) {
+		return refuse("category_invalid", "category %q must be lowercase letters, digits, _ . - (at most 64)", req.Category)
+	}
+	if slices.Contains(p.ReservedCategories, req.Category) {
+		return refuse("category_reserved", "category %q is reserved", req.Category)
+	}
+	for _, t := range req.Tags {
+		if !categoryShape.MatchString(t) {
+			return refuse("tag_invalid", "tag %q must be lowercase letters, digits, _ . - (at most 64)", t)
+		}
+	}
+	switch {
+	case req.TTL < 0:
+		return refuse("ttl_invalid", "the TTL is negative: give a positive number of seconds, or 0 for the default")
+	case req.TTL < p.MinTTL:
+		return refuse("ttl_too_short", "a TTL of %s is under the minimum of %s", req.TTL, p.MinTTL)
+	case req.TTL > p.MaxTTL:
+		return refuse("ttl_too_long", "a TTL of %s is over the maximum of %s: facts are not kept forever", req.TTL, p.MaxTTL)
+	}
+	for _, text := range []string{req.Key, req.Value} {
+		for _, re := range secretShapes {
+			if re.MatchString(text) {
+				return refuse("looks_like_secret", "this looks like a secret (a key, token or password): facts are not a place for secrets")
+			}
+		}
+		for _, re := range injectionShapes {
+			if re.MatchString(text) {
+				return refuse("looks_like_injection", "this looks like instructions to a model rather than a fact")
+			}
+		}
+	}
+	return nil
+}
+
+func (p Policy) checkKey(key string) error {
+	switch n := utf8.RuneCountInString(key); {
+	case key == "":
+		return refuse("key_required", "a fact needs a key")
+	case !utf8.ValidString(key) || strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return refuse("key_invalid", "the key has invalid UTF-8 or control characters")
+	case n > p.MaxKeyChars:
+		return refuse("key_too_long", "the key has %d characters, over the limit of %d", n, p.MaxKeyChars)
+	case strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") || strings.Contains(key, "//"):
+		return refuse("key_invalid", "key %q: / separates levels of a hierarchy, as in deploy/tool", key)
+	}
+	return nil
+}
