@@ -52,7 +52,9 @@ func (s Scope) check() error {
 }
 
 // String is the scope as it is bound into each ciphertext.
-func (s Scope) String() string { return s.Kind + "\x00" + s.App + "\x00" + s.User + "\x00" + s.SessionID }
+func (s Scope) String() string {
+	return s.Kind + "\x00" + s.App + "\x00" + s.User + "\x00" + s.SessionID
+}
 
 // Fact is one remembered fact.
 type Fact struct {

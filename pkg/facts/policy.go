@@ -39,11 +39,11 @@ var (
 	categoryShape = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 	secretShapes  = []*regexp.Regexp{
 		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-		regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),                              // AWS access key IDs
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                // Google API keys
-		regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{20,}`),                          // OpenAI/Stripe-style keys
-		regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}`),     // GitHub tokens
-		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),                          // Slack tokens
+		regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),                                  // AWS access key IDs
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),                                    // Google API keys
+		regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{20,}`),                              // OpenAI/Stripe-style keys
+		regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}`),         // GitHub tokens
+		regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),                              // Slack tokens
 		regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`), // JWTs
 		regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|token)\s*[:=]\s*\S+`),
 	}

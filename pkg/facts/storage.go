@@ -25,7 +25,7 @@ type storage interface {
 	put(ctx context.Context, r record) error // insert, or replace keeping CreatedAt
 	get(ctx context.Context, s Scope, key string, now time.Time) (*record, error)
 	list(ctx context.Context, s Scope, prefix, category string, now time.Time) ([]record, error) // newest first
-	remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error) // "" matches all
+	remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error)       // "" matches all
 	usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error)
 	sweep(ctx context.Context, now time.Time) (int, error)
 	canary(ctx context.Context) ([]byte, error) // nil if none yet
