@@ -84,6 +84,7 @@ func serve(cfg *config.Config) error {
 	}
 	follow, stopFollow := context.WithCancel(context.Background())
 	go srv.Follow(follow, 2*time.Second)
+	go svcs.Facts.RunSweeper(follow, 10*time.Minute, logger)
 	defer stopFollow()
 
 	httpServer := &http.Server{

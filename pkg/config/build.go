@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/session"
@@ -23,6 +24,7 @@ type Services struct {
 	Sessions  session.Service
 	Artifacts artifacts.Service
 	Index     *index.Index
+	Facts     *facts.Service
 	dbs       map[string]*gorm.DB
 }
 
@@ -99,6 +101,35 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 	}
 	s.Sessions.OnDelete(s.Artifacts.DeleteSession)
+
+	key, err := facts.LoadKey(srv.DataDir, logger)
+	if err != nil {
+		return err
+	}
+	policy := facts.DefaultPolicy()
+	if srv.Facts.MaxScopeChars > 0 {
+		policy.MaxScopeChars = srv.Facts.MaxScopeChars
+	}
+	if srv.Facts.ReservedCategories != nil {
+		policy.ReservedCategories = srv.Facts.ReservedCategories
+	}
+	if srv.Facts.Backend == "sql" {
+		db, err := s.db(cfg, srv.Facts.Database)
+		if err != nil {
+			return err
+		}
+		s.Facts, err = facts.NewSQL(ctx, db, key, facts.WithPolicy(policy))
+		if err != nil {
+			return err
+		}
+	} else if s.Facts, err = facts.NewInMemory(key, facts.WithPolicy(policy)); err != nil {
+		return err
+	}
+	// A session's facts go with it.
+	s.Sessions.OnDelete(func(ctx context.Context, app, user, id string) error {
+		_, err := s.Facts.Forget(ctx, facts.SessionScope(app, user, id), "all")
+		return err
+	})
 
 	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stemming)}
 	if !o.noCatchUp { // following the sessions: catch up now, clear deleted sessions from now on

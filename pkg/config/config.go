@@ -54,7 +54,20 @@ type Agent struct {
 	ConcurrentRuns string `yaml:"concurrent_runs"`
 	// Summarizer writes summary_buffer's summaries: extractive (offline, the
 	// default) or llm (the agent's model).
-	Summarizer string `yaml:"summarizer"`
+	Summarizer string     `yaml:"summarizer"`
+	Facts      AgentFacts `yaml:"facts"`
+}
+
+// AgentFacts gives an agent the memory_store, memory_recall and
+// memory_forget tools over one scope of curated facts.
+type AgentFacts struct {
+	Enabled bool   `yaml:"enabled"`
+	Scope   string `yaml:"scope"` // app, user (default) or session
+	// WritePolicy: auto (the agent may store and forget), approvers (only
+	// turns started by an approver credential may) or off (read only).
+	WritePolicy string `yaml:"write_policy"`
+	// Inject puts the most recent facts in the prompt, labelled as reference data.
+	Inject bool `yaml:"inject"`
 }
 
 // Search configures an agent's search_memory tool.
@@ -72,6 +85,17 @@ type Server struct {
 	Artifacts Artifacts `yaml:"artifacts"`
 	Auth      Auth      `yaml:"auth"`
 	Limits    Limits    `yaml:"limits"`
+	Facts     Facts     `yaml:"facts"`
+}
+
+// Facts configures the curated-facts store. Its values are encrypted with
+// $HECTOR_FACTS_KEY (64 hex characters), or a key file the server creates
+// in the data directory.
+type Facts struct {
+	Backend            string   `yaml:"backend"`  // sql (the sessions' database) or inmemory
+	Database           string   `yaml:"database"` // default: the sessions'
+	MaxScopeChars      int      `yaml:"max_scope_chars"`
+	ReservedCategories []string `yaml:"reserved_categories"`
 }
 
 // Sessions chooses the session backend: inmemory, or sql on a named database.
@@ -124,6 +148,8 @@ type APIKey struct {
 	Role   string `yaml:"role"`
 	App    string `yaml:"app"`
 	User   string `yaml:"user"`
+	// Approver marks a credential whose turns may write facts under write_policy: approvers.
+	Approver bool `yaml:"approver"`
 }
 
 // JWT accepts bearer tokens signed with an HS256 secret or an RS256 key.

@@ -88,6 +88,15 @@ func (c *Config) applyDefaults() {
 	if s.Artifacts.MaxSizeMB == 0 {
 		s.Artifacts.MaxSizeMB = DefaultArtifactMB
 	}
+	if s.Facts.Backend == "" {
+		s.Facts.Backend = "inmemory"
+		if s.Sessions.Backend == "sql" {
+			s.Facts.Backend = "sql"
+		}
+	}
+	if s.Facts.Backend == "sql" && s.Facts.Database == "" {
+		s.Facts.Database = s.Sessions.Database
+	}
 	if s.Limits.MaxBodyMB == 0 {
 		s.Limits.MaxBodyMB = DefaultMaxBodyMB
 	}
@@ -112,6 +121,12 @@ func (c *Config) applyDefaults() {
 		}
 		if a.Summarizer == "" {
 			a.Summarizer = "extractive"
+		}
+		if a.Facts.Scope == "" {
+			a.Facts.Scope = "user"
+		}
+		if a.Facts.WritePolicy == "" {
+			a.Facts.WritePolicy = "auto"
 		}
 		c.Agents[name] = a
 	}

@@ -100,6 +100,8 @@ func (cfg *Config) validate() []*Error {
 		}
 		c.oneOf(p+".concurrent_runs", a.ConcurrentRuns, "serialize", "reject")
 		c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
+		c.oneOf(p+".facts.scope", a.Facts.Scope, "app", "user", "session")
+		c.oneOf(p+".facts.write_policy", a.Facts.WritePolicy, "auto", "approvers", "off")
 	}
 	s := cfg.Server
 	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")
@@ -126,6 +128,13 @@ func (cfg *Config) validate() []*Error {
 	}
 	if s.Limits.MaxBodyMB < 0 || s.Limits.RequestsPerSecond < 0 || s.Limits.Burst < 0 {
 		c.add("server.limits", "limits must be positive")
+	}
+	c.oneOf("server.facts.backend", s.Facts.Backend, "sql", "inmemory")
+	if s.Facts.Backend == "sql" {
+		c.ref("server.facts.database", s.Facts.Database, dbs)
+	}
+	if s.Facts.MaxScopeChars < 0 {
+		c.add("server.facts.max_scope_chars", "must be positive")
 	}
 	cfg.validateAuth(c)
 	return c.errs

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/state"
@@ -40,14 +41,17 @@ var (
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	var maxBytes *http.MaxBytesError
+	var refused *facts.ValidationError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &refused):
+		return &apiError{http.StatusBadRequest, refused.Code, refused.Message}
 	case errors.As(err, &maxBytes):
 		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over the limit of %d bytes", maxBytes.Limit)}
 	case errors.Is(err, artifacts.ErrTooLarge):
 		return &apiError{http.StatusRequestEntityTooLarge, "too_large", err.Error()}
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, artifacts.ErrNotFound):
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, facts.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", err.Error()}
 	case errors.Is(err, session.ErrConflict):
 		return &apiError{http.StatusConflict, "conflict", err.Error()}

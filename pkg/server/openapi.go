@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-var pathParam = regexp.MustCompile(`\{(\w+)\}`)
+var pathParam = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
 
 // openAPI serves an OpenAPI 3 document made from the route table the
 // router is built from, so the two cannot drift apart.
@@ -19,6 +19,7 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) openAPIDocument() map[string]any {
 	paths := map[string]any{}
 	for _, rt := range s.routes {
+		path := strings.ReplaceAll(rt.path, "...}", "}") // OpenAPI has no "rest of the path" parameters
 		op := map[string]any{"summary": rt.summary, "operationId": operationID(rt)}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
@@ -47,10 +48,10 @@ func (s *Server) openAPIDocument() map[string]any {
 		if rt.scope == scopePublic {
 			op["security"] = []any{}
 		}
-		item, _ := paths[rt.path].(map[string]any)
+		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[rt.path] = item
+			paths[path] = item
 		}
 		item[strings.ToLower(rt.method)] = op
 	}
@@ -128,6 +129,12 @@ var schemas = map[string]any{
 	"ContextRequest": obj(map[string]any{"working_memory": anyObj, "agent": str}),
 	"Context":        obj(map[string]any{"strategy": str, "events": array(ref("Event")), "total_events": num}),
 	"RebuildRequest": obj(map[string]any{"app": str, "user": str}),
+	"StoreFact":      obj(map[string]any{"key": str, "value": str, "category": str, "tags": array(str), "ttl_seconds": num}, "key", "value"),
+	"Fact":           obj(map[string]any{"key": str, "value": str, "category": str, "tags": array(str), "created_at": str, "updated_at": str, "expires_at": str}),
+	"FactList":       obj(map[string]any{"facts": array(ref("Fact"))}),
+	"ForgetFacts":    obj(map[string]any{"selector": str}, "selector"),
+	"Forgotten":      obj(map[string]any{"removed": num}),
+	"FactSummary":    obj(map[string]any{"total": num, "categories": anyObj, "recent_keys": array(str)}),
 	"RunRequest":     obj(map[string]any{"user_id": str, "session_id": str, "message": str, "app": str}, "user_id", "message"),
 	"RunResult": obj(map[string]any{"app_name": str, "user_id": str, "session_id": str, "reply": str,
 		"events": array(ref("Event")), "metadata": anyObj}),

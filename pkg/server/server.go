@@ -194,6 +194,12 @@ func (s *Server) table() []route {
 		{method: "GET", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
 		{method: "DELETE", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
+		{method: "POST", path: userPath + "/facts", summary: "Store a fact (the same key again replaces it)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
+		{method: "GET", path: userPath + "/facts", summary: "List live facts, newest first", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category"}, response: "FactList", status: 200},
+		{method: "GET", path: userPath + "/facts/{key...}", summary: "Recall a fact", scope: scopeUser, handle: s.getFact, response: "Fact", status: 200},
+		{method: "DELETE", path: userPath + "/facts/{key...}", summary: "Delete a fact", scope: scopeUser, handle: s.deleteFact, status: 204},
+		{method: "POST", path: userPath + "/facts:forget", summary: "Forget facts: all, key:<k> or category:<c>", scope: scopeUser, handle: s.forgetFacts, request: "ForgetFacts", response: "Forgotten", status: 200},
+		{method: "GET", path: userPath + "/facts:summary", summary: "Category counts and recent keys, without values", scope: scopeUser, handle: s.factsSummary, response: "FactSummary", status: 200},
 		{method: "POST", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
 		{method: "POST", path: "/v1/agents/{agent}/run", summary: "Run one turn of a hosted agent (?stream=true for server-sent events)", scope: scopeCaller, handle: s.runAgent, query: []string{"stream"}, request: "RunRequest", response: "RunResult", status: 200},
 		{method: "POST", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
