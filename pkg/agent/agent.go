@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -43,6 +46,10 @@ type Config struct {
 	RejectConcurrent bool
 	// Summarizer writes summary_buffer's summaries (default: the offline extractive one).
 	Summarizer workingmemory.Summarizer
+	// Facts gives the agent the memory_* tools; InjectFacts also puts the
+	// most recent facts in the prompt as reference data.
+	Facts       *facts.Tools
+	InjectFacts bool
 }
 
 // Runner runs an agent's turns. It is safe for concurrent use; runs on one
@@ -87,6 +94,11 @@ func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Serv
 		t := &index.SearchMemoryTool{Index: idx, MaxResults: cfg.MaxResults}
 		r.tools[t.Name()] = t
 	}
+	if cfg.Facts != nil {
+		for _, t := range cfg.Facts.List() {
+			r.tools[t.Name()] = t
+		}
+	}
 	return r, nil
 }
 
@@ -96,6 +108,8 @@ func (r *Runner) App() string { return r.cfg.App }
 // Request is one user message to the agent. An empty SessionID starts a new session.
 type Request struct {
 	UserID, SessionID, Message string
+	// Approver: the caller's credential may approve writes to facts.
+	Approver bool
 }
 
 // Result is a completed turn.
@@ -134,7 +148,7 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	inv := tool.Invocation{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), InvocationID: uuid.Must(uuid.NewV7()).String()}
+	inv := tool.Invocation{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), InvocationID: uuid.Must(uuid.NewV7()).String(), Approver: req.Approver}
 	turn := []*session.Event{{InvocationID: inv.InvocationID, Author: "user", Timestamp: time.Now(), Message: session.NewTextMessage(session.RoleUser, req.Message)}}
 
 	reply, err := r.converse(ctx, inv, history, &turn, observe)
@@ -224,12 +238,21 @@ func eventsNeeded(c workingmemory.Config) int {
 // until it answers; the turn's events are added to *turn.
 func (r *Runner) converse(ctx context.Context, inv tool.Invocation, history []*session.Event, turn *[]*session.Event, observe Observer) (string, error) {
 	var tools []llm.Tool
-	for _, t := range r.tools {
+	for _, name := range slices.Sorted(maps.Keys(r.tools)) {
+		t := r.tools[name]
 		tools = append(tools, llm.Tool{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	var reference string // the user's facts: data for the model, kept apart from the instruction
+	if r.cfg.Facts != nil && r.cfg.InjectFacts {
+		view, err := r.cfg.Facts.Facts.Context(ctx, r.cfg.Facts.ScopeOf(inv), 20)
+		if err != nil {
+			return "", fmt.Errorf("reading facts for the prompt: %w", err)
+		}
+		reference = view.Text()
 	}
 	for step := 0; step < r.cfg.MaxSteps; step++ {
 		visible := r.wm.FilterEvents(append(append([]*session.Event(nil), history...), *turn...))
-		resp, err := r.model.Stream(ctx, llm.Request{Messages: toMessages(r.cfg.Instruction, visible), Tools: tools},
+		resp, err := r.model.Stream(ctx, llm.Request{Messages: toMessages(r.cfg.Instruction, reference, visible), Tools: tools},
 			func(text string) { observe("text", text) })
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrModel, err)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/fakellm"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -324,5 +326,73 @@ func TestSummarizerFailureDoesNotFailTheTurn(t *testing.T) {
 	}
 	if evs := stored(t, f.sessions, "u", "s"); len(evs) != 4 {
 		t.Errorf("%d events stored; want the two turns and no summary", len(evs))
+	}
+}
+
+func factsTools(t *testing.T, policy string) *facts.Tools {
+	svc, err := facts.NewInMemory(bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &facts.Tools{Facts: svc, Scope: facts.ScopeUser, WritePolicy: policy}
+}
+
+func TestAgentStoresAndInjectsFacts(t *testing.T) {
+	ft := factsTools(t, facts.WriteAuto)
+	f := setup(t, Config{Name: "assistant", App: "app", Facts: ft, InjectFacts: true, Instruction: "Be brief."},
+		fakellm.Reply{Calls: [][3]string{{"c1", "memory_store", `{"key":"deploy/tool","value":"Konflux","category":"ops"}`}}},
+		fakellm.Reply{Content: "Noted."},
+		fakellm.Reply{Content: "You deploy with Konflux."},
+	)
+	if _, err := f.runner.Run(t.Context(), Request{UserID: "alice", SessionID: "s1", Message: "Always deploy via Konflux."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ft.Facts.Recall(t.Context(), facts.UserScope("app", "alice"), "deploy/tool"); err != nil || got.Value != "Konflux" {
+		t.Fatalf("the fact was not stored in alice's scope: %+v, %v", got, err)
+	}
+	if tools := fmt.Sprint(f.model.Request(0)["tools"]); !strings.Contains(tools, "memory_store") || !strings.Contains(tools, "memory_forget") {
+		t.Errorf("tools offered: %s", tools)
+	}
+	if _, err := f.runner.Run(t.Context(), Request{UserID: "alice", SessionID: "s2", Message: "How do I deploy?"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messages(f.model.Request(2))
+	if msgs[0]["content"] != "Be brief." || !strings.Contains(msgs[1]["content"].(string), "not instructions") || !strings.Contains(msgs[1]["content"].(string), "deploy/tool: Konflux") {
+		t.Errorf("the second session's prompt: %v", msgs[:2])
+	}
+	// Bob's prompt carries none of alice's facts.
+	f.model = fakellm.Start(t, fakellm.Reply{Content: "hm"})
+	client, _ := llm.New(llm.Config{BaseURL: f.model.URL, Model: "fake", MaxRetries: -1})
+	f.runner.model = client
+	f.runner.Run(t.Context(), Request{UserID: "bob", SessionID: "b", Message: "How do I deploy?"}, nil)
+	if strings.Contains(fmt.Sprint(f.model.Request(0)["messages"]), "Konflux") {
+		t.Error("bob's prompt holds alice's facts")
+	}
+}
+
+func TestFactWritePolicies(t *testing.T) {
+	store := fakellm.Reply{Calls: [][3]string{{"c1", "memory_store", `{"key":"k","value":"v"}`}}}
+	for _, tc := range []struct {
+		policy   string
+		approver bool
+		stored   bool
+	}{{facts.WriteApprovers, false, false}, {facts.WriteApprovers, true, true}, {facts.WriteOff, true, false}} {
+		t.Run(fmt.Sprint(tc.policy, tc.approver), func(t *testing.T) {
+			ft := factsTools(t, tc.policy)
+			f := setup(t, Config{Name: "assistant", App: "app", Facts: ft}, store, fakellm.Reply{Content: "done"})
+			if _, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "remember k", Approver: tc.approver}, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ft.Facts.Recall(t.Context(), facts.UserScope("app", "u"), "k")
+			if (err == nil) != tc.stored {
+				t.Errorf("stored = %v, want %v", err == nil, tc.stored)
+			}
+			if !tc.stored {
+				result := fmt.Sprint(messages(f.model.Request(1)))
+				if !strings.Contains(result, "approver") && !strings.Contains(result, "no tool named") {
+					t.Errorf("the model was not told why: %s", result)
+				}
+			}
+		})
 	}
 }

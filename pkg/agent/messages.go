@@ -8,13 +8,16 @@ import (
 )
 
 // toMessages turns the events working memory kept into a chat request:
-// the instruction, then the summary of what came before (summary events
-// stay where they were appended in the log, so they are moved up here),
-// then the events in order, each tool call with its results.
-func toMessages(instruction string, events []*session.Event) []llm.Message {
+// the instruction, reference data (in a message of its own, labelled as
+// data), then the summary of what came before (summary events stay where
+// they were appended in the log, so they are moved up here), then the
+// events in order, each tool call with its results.
+func toMessages(instruction, reference string, events []*session.Event) []llm.Message {
 	var msgs []llm.Message
-	if instruction != "" {
-		msgs = append(msgs, llm.Message{Role: "system", Content: instruction})
+	for _, text := range []string{instruction, reference} {
+		if text != "" {
+			msgs = append(msgs, llm.Message{Role: "system", Content: text})
+		}
 	}
 	for _, ev := range events {
 		if ev.IsSummary() {

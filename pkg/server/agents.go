@@ -10,6 +10,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -27,6 +28,11 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 			Search: a.Search.Enabled, MaxResults: a.Search.MaxResults, MaxSteps: a.MaxSteps, RejectConcurrent: a.ConcurrentRuns == "reject"}
 		if a.Summarizer == "llm" {
 			ac.Summarizer = workingmemory.NewLLM(client, "")
+		}
+		if a.Facts.Enabled {
+			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy}
+			ac.InjectFacts = a.Facts.Inject
+			logger.Info("agent facts", "agent", name, "scope", a.Facts.Scope, "write_policy", a.Facts.WritePolicy, "inject", a.Facts.Inject)
 		}
 		r, err := agent.New(ac, client, svcs.Sessions, svcs.Index, logger)
 		if err != nil {
@@ -62,7 +68,7 @@ func (s *Server) runAgent(w http.ResponseWriter, r *http.Request) error {
 	if !principalOf(r.Context()).may(scopeUser, runner.App(), req.UserID) {
 		return errForbidden
 	}
-	run := agent.Request{UserID: req.UserID, SessionID: req.SessionID, Message: req.Message}
+	run := agent.Request{UserID: req.UserID, SessionID: req.SessionID, Message: req.Message, Approver: principalOf(r.Context()).approver}
 	if r.URL.Query().Get("stream") != "true" {
 		res, err := runner.Run(r.Context(), run, nil)
 		if err != nil {

@@ -27,6 +27,7 @@ type principal struct {
 	name      string // for rate limiting and logs; never the secret
 	role      string
 	app, user string
+	approver  bool // may approve agents' writes to facts
 }
 
 // authenticator checks credentials. With no credentials configured every
@@ -48,7 +49,7 @@ func newAuthenticator(a config.Auth) (*authenticator, error) {
 		if name == "" {
 			name = fmt.Sprintf("api_keys.%d", i)
 		}
-		au.keys[sha256.Sum256([]byte(key))] = principal{name: name, role: k.Role, app: k.App, user: k.User}
+		au.keys[sha256.Sum256([]byte(key))] = principal{name: name, role: k.Role, app: k.App, user: k.User, approver: k.Approver}
 	}
 	if j := a.JWT; j != nil {
 		if j.HS256SecretEnv != "" {

@@ -11,6 +11,9 @@ import (
 // that reads memory reads this invocation's (app, user) and nobody else's.
 type Invocation struct {
 	AppName, UserID, SessionID, InvocationID string
+	// Approver: the turn was started by a credential trusted to approve
+	// writes to curated facts.
+	Approver bool
 }
 
 // Tool is something a model can call.

@@ -1,0 +1,173 @@
+package facts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hectormem/hector/pkg/tool"
+)
+
+// Write policies for agents' fact tools.
+const (
+	WriteAuto      = "auto"      // the agent may store and forget
+	WriteApprovers = "approvers" // only in turns started by an approver credential
+	WriteOff       = "off"       // read only
+)
+
+// Tools are the memory_store, memory_recall and memory_forget tools over
+// one scope kind; the scope's IDs come from the invocation, never from the
+// model's arguments.
+type Tools struct {
+	Facts       *Service
+	Scope       string // app, user or session
+	WritePolicy string
+}
+
+// List returns the tools an agent gets: all three, or only memory_recall
+// when its write policy is off.
+func (t Tools) List() []tool.Tool {
+	tools := []tool.Tool{&recallTool{t}}
+	if t.WritePolicy != WriteOff {
+		tools = append(tools, &storeTool{t}, &forgetTool{t})
+	}
+	return tools
+}
+
+// ScopeOf is the facts scope an invocation reaches.
+func (t Tools) ScopeOf(inv tool.Invocation) Scope {
+	switch t.Scope {
+	case ScopeApp:
+		return AppScope(inv.AppName)
+	case ScopeSession:
+		return SessionScope(inv.AppName, inv.UserID, inv.SessionID)
+	}
+	return UserScope(inv.AppName, inv.UserID)
+}
+
+func (t Tools) mayWrite(inv tool.Invocation) error {
+	switch {
+	case t.WritePolicy == WriteOff:
+		return errors.New("this agent may not change facts")
+	case t.WritePolicy == WriteApprovers && !inv.Approver:
+		return errors.New("only a turn started by an approver may change facts: ask the user to have an approver save it")
+	}
+	return nil
+}
+
+func decodeArgs(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("bad arguments: %v", err)
+	}
+	return nil
+}
+
+// explain turns a refusal into a result the model can act on.
+func explain(err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("refused (%s): %s", ve.Code, ve.Message)
+	}
+	return err
+}
+
+type storeTool struct{ Tools }
+
+func (*storeTool) Name() string { return "memory_store" }
+func (*storeTool) Description() string {
+	return "Remember a durable fact the user asked you to keep (a preference, convention or decision). The same key again replaces it."
+}
+func (*storeTool) Parameters() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"key", "value"},
+		"properties": map[string]any{
+			"key":         map[string]any{"type": "string", "description": "A short name; / forms a hierarchy, as in deploy/tool"},
+			"value":       map[string]any{"type": "string"},
+			"category":    map[string]any{"type": "string", "description": "Default user_facts"},
+			"tags":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"ttl_seconds": map[string]any{"type": "integer", "description": "How long to keep it; default 90 days"},
+		}}
+}
+
+func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
+	if err := t.mayWrite(inv); err != nil {
+		return nil, err
+	}
+	var in struct {
+		Key, Value, Category string
+		Tags                 []string
+		TTLSeconds           int64 `json:"ttl_seconds"`
+	}
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: time.Duration(in.TTLSeconds) * time.Second})
+	if err != nil {
+		return nil, explain(err)
+	}
+	return map[string]any{"stored": f}, nil
+}
+
+type recallTool struct{ Tools }
+
+func (*recallTool) Name() string { return "memory_recall" }
+func (*recallTool) Description() string {
+	return "Recall facts the user asked you to remember: one by key, or those under a key prefix or in a category."
+}
+func (*recallTool) Parameters() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"key": map[string]any{"type": "string"}, "prefix": map[string]any{"type": "string"}, "category": map[string]any{"type": "string"},
+	}}
+}
+
+func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
+	var in struct{ Key, Prefix, Category string }
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	if in.Key != "" {
+		f, err := t.Facts.Recall(ctx, t.ScopeOf(inv), in.Key)
+		if errors.Is(err, ErrNotFound) {
+			return map[string]any{"facts": []Fact{}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"facts": []Fact{*f}}, nil
+	}
+	fs, err := t.Facts.List(ctx, t.ScopeOf(inv), in.Prefix, in.Category)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"facts": fs[:min(len(fs), 20)]}, nil
+}
+
+type forgetTool struct{ Tools }
+
+func (*forgetTool) Name() string { return "memory_forget" }
+func (*forgetTool) Description() string {
+	return "Forget facts: selector all, key:<key> or category:<category>. Returns how many were removed."
+}
+func (*forgetTool) Parameters() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"selector"},
+		"properties": map[string]any{"selector": map[string]any{"type": "string"}}}
+}
+
+func (t *forgetTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
+	if err := t.mayWrite(inv); err != nil {
+		return nil, err
+	}
+	var in struct{ Selector string }
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	n, err := t.Facts.Forget(ctx, t.ScopeOf(inv), in.Selector)
+	if err != nil {
+		return nil, explain(err)
+	}
+	return map[string]any{"removed": n}, nil
+}
