@@ -180,7 +180,12 @@ func flow(t *testing.T, env []string, args ...string) {
 }
 
 func TestServeSQLite(t *testing.T) {
-	flow(t, []string{"HECTOR_DATA_DIR=" + t.TempDir()})
+	dir := t.TempDir()
+	flow(t, []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="})
+	// Zero config made a facts key, readable by its owner only.
+	if fi, err := os.Stat(filepath.Join(dir, "facts.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("facts key file: %v %v", fi, err)
+	}
 }
 
 func TestServePostgres(t *testing.T) {
