@@ -85,8 +85,17 @@ func (a *authenticator) authenticate(r *http.Request) (principal, error) {
 		}
 		token = strings.TrimSpace(rest)
 	}
+	return a.authenticateToken(token)
+}
+
+// authenticateToken checks an API key or JWT given any way (a header, or a
+// gateway request's user_key). An empty token is never valid, auth or not.
+func (a *authenticator) authenticateToken(token string) (principal, error) {
 	if token == "" {
 		return principal{}, errUnauthenticated
+	}
+	if !a.enabled() {
+		return principal{name: "anonymous", role: roleAdmin}, nil
 	}
 	if p, ok := a.keys[sha256.Sum256([]byte(token))]; ok {
 		return p, nil

@@ -202,6 +202,9 @@ func (s *Server) table() []route {
 		{method: "GET", path: userPath + "/facts:summary", summary: "Category counts and recent keys, without values", scope: scopeUser, handle: s.factsSummary, response: "FactSummary", status: 200},
 		{method: "POST", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
 		{method: "POST", path: "/v1/agents/{agent}/run", summary: "Run one turn of a hosted agent (?stream=true for server-sent events)", scope: scopeCaller, handle: s.runAgent, query: []string{"stream"}, request: "RunRequest", response: "RunResult", status: 200},
+		{method: "POST", path: "/memories/search", summary: "Memory Gateway: search (user_key in the body)", scope: scopePublic, handle: s.gatewaySearch, request: "GatewaySearch", response: "GatewayResults", status: 200},
+		{method: "POST", path: "/memories/add", summary: "Memory Gateway: add a turn's messages", scope: scopePublic, handle: s.gatewayAdd, request: "GatewayAdd", response: "GatewayAdded", status: 200},
+		{method: "POST", path: "/memories/flush", summary: "Memory Gateway: make what was added searchable", scope: scopePublic, handle: s.gatewayFlush, request: "GatewayFlush", response: "GatewayFlushed", status: 200},
 		{method: "POST", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
 		{method: "GET", path: "/v1/index:rebuild", summary: "The latest rebuild's progress", scope: scopeAdmin, handle: s.rebuildStatus, response: "RebuildStatus", status: 200},
 	}

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/gateway"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// The Memory Gateway protocol (pkg/gateway) over Hector: app_id and
+// project_id name the app ("support", or "support:beta" for a project other
+// than default), user_id the user, and user_key must be a credential that
+// reaches that user.
+
+// gatewayApp maps app_id and project_id to a Hector app.
+func gatewayApp(id gateway.Identity) string {
+	app, project := id.AppID, id.ProjectID
+	if app == "" {
+		app = "default"
+	}
+	if project == "" || project == "default" {
+		return app
+	}
+	return app + ":" + project
+}
+
+// gatewayAdmit checks a gateway request's identity: 401 for a missing or
+// wrong key, 403 for a key that does not reach this user.
+func (s *Server) gatewayAdmit(id gateway.Identity) (string, error) {
+	if id.UserID == "" {
+		return "", badRequest("field \"user_id\" is empty")
+	}
+	p, err := s.auth.authenticateToken(id.UserKey)
+	if err != nil {
+		return "", &apiError{http.StatusUnauthorized, "unauthenticated", "user_key is missing or not a valid credential"}
+	}
+	app := gatewayApp(id)
+	if !p.may(scopeUser, app, id.UserID) {
+		return "", errForbidden
+	}
+	if !s.limiter(p.name).Allow() {
+		return "", errRateLimited
+	}
+	return app, nil
+}
+
+// chatSession checks a session ID of the form chat:<id>.
+func chatSession(field, id string) (string, error) {
+	if rest, ok := strings.CutPrefix(id, "chat:"); !ok || strings.TrimSpace(rest) == "" {
+		return "", badRequest("field %q: %q is not of the form chat:<id>", field, id)
+	}
+	return id, nil
+}
+
+func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request) error {
+	var req gateway.AddRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	app, err := s.gatewayAdmit(req.Identity)
+	if err != nil {
+		return err
+	}
+	sid, err := chatSession("session_id", req.SessionID)
+	if err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 {
+		return badRequest("field \"messages\" is empty")
+	}
+	var events []*session.Event
+	var last int64
+	for i, m := range req.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		switch {
+		case m.Timestamp <= 0:
+			return badRequest("field %q: timestamp must be positive Unix epoch milliseconds", field+".timestamp")
+		case m.Timestamp < last:
+			return badRequest("field %q: timestamps must not decrease", field+".timestamp")
+		case !slices.Contains([]string{session.RoleUser, session.RoleAssistant, session.RoleSystem}, m.Role):
+			return badRequest("field %q: role %q is not user, assistant or system", field+".role", m.Role)
+		case strings.TrimSpace(m.Content) == "":
+			return badRequest("field %q is empty", field+".content")
+		}
+		last = m.Timestamp
+		author := m.SenderID
+		if author == "" {
+			author = m.Role
+		}
+		events = append(events, &session.Event{Author: author, Timestamp: time.UnixMilli(m.Timestamp),
+			Message: session.NewTextMessage(m.Role, m.Content)})
+	}
+	sess, err := s.gatewaySession(r.Context(), app, req.UserID, sid, true)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events { // the key is not part of what is stored
+		if err := s.svcs.Sessions.AppendEvent(r.Context(), sess, ev); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"added": len(events)})
+	return nil
+}
+
+func (s *Server) gatewaySession(ctx context.Context, app, user, id string, create bool) (session.Session, error) {
+	resp, err := s.svcs.Sessions.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id, NumRecentEvents: 1})
+	if err == nil {
+		return resp.Session, nil
+	}
+	if !create || !errors.Is(err, session.ErrNotFound) {
+		return nil, err
+	}
+	created, err := s.svcs.Sessions.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: id})
+	if err != nil {
+		return nil, err
+	}
+	return created.Session, nil
+}
+
+// gatewayFlush indexes what was added; flushing again changes nothing.
+func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request) error {
+	var req gateway.FlushRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	app, err := s.gatewayAdmit(req.Identity)
+	if err != nil {
+		return err
+	}
+	sid, err := chatSession("session_id", req.SessionID)
+	if err != nil {
+		return err
+	}
+	sess, err := s.gatewaySession(r.Context(), app, req.UserID, sid, false)
+	if err != nil {
+		return err
+	}
+	if err := s.svcs.Index.Index(r.Context(), sess); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flushed": true})
+	return nil
+}
+
+func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		gateway.SearchRequest
+		TopK *int `json:"top_k"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	app, err := s.gatewayAdmit(req.Identity)
+	if err != nil {
+		return err
+	}
+	topK := 8
+	if req.TopK != nil {
+		topK = *req.TopK
+	}
+	switch {
+	case topK < 1 || topK > 100:
+		return badRequest("field \"top_k\": %d is outside 1..100", topK)
+	case strings.TrimSpace(req.Query) == "":
+		return badRequest("field \"query\" is empty")
+	case len(req.Scope) == 0:
+		return badRequest("field \"scope\" is empty: give current_chat, resources and/or all_user_memory")
+	}
+	var chat string
+	for _, sc := range req.Scope {
+		switch sc {
+		case gateway.ScopeCurrentChat:
+			id := req.ConversationID
+			if id != "" && !strings.HasPrefix(id, "chat:") {
+				id = "chat:" + id
+			}
+			if chat, err = chatSession("conversation_id", id); err != nil {
+				return badRequest("field \"conversation_id\": current_chat needs the conversation, as chat:<id>")
+			}
+		case gateway.ScopeResources, gateway.ScopeAllUserMemory:
+		default:
+			return badRequest("field \"scope\": %q is not current_chat, resources or all_user_memory", sc)
+		}
+	}
+	results := []gateway.Result{}
+	seen := map[string]bool{}
+	if chat != "" || slices.Contains(req.Scope, gateway.ScopeAllUserMemory) {
+		limit := topK
+		if chat != "" {
+			limit = min(index.MaxLimit, topK*20) // the index ranks the user's memory; the chat's part is filtered out of it
+		}
+		resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: app, UserID: req.UserID, Limit: limit})
+		if err != nil {
+			return err
+		}
+		for _, hit := range resp.Results {
+			source := gateway.ScopeAllUserMemory
+			if hit.SessionID == chat {
+				source = gateway.ScopeCurrentChat
+			} else if !slices.Contains(req.Scope, gateway.ScopeAllUserMemory) {
+				continue
+			}
+			seen[hit.EventID] = true
+			results = append(results, gateway.Result{ID: hit.EventID, SessionID: hit.SessionID, Text: hit.Content, Score: hit.Score, SourceScope: source})
+		}
+	}
+	if slices.Contains(req.Scope, gateway.ScopeResources) {
+		found, err := s.searchFacts(r.Context(), facts.UserScope(app, req.UserID), req.Query)
+		if err != nil {
+			return err
+		}
+		results = append(results, found...)
+	}
+	slices.SortStableFunc(results, func(a, b gateway.Result) int {
+		if a.Score > b.Score {
+			return -1
+		} else if a.Score < b.Score {
+			return 1
+		}
+		return 0
+	})
+	writeJSON(w, http.StatusOK, gateway.SearchResponse{Results: results[:min(topK, len(results))]})
+	return nil
+}
+
+// searchFacts ranks the user's curated facts by the share of the query's
+// words they contain.
+func (s *Server) searchFacts(ctx context.Context, scope facts.Scope, query string) ([]gateway.Result, error) {
+	fs, err := s.svcs.Facts.List(ctx, scope, "", "")
+	if err != nil {
+		return nil, err
+	}
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var out []gateway.Result
+	for _, f := range fs {
+		text := strings.ToLower(f.Key + " " + f.Value)
+		hits := 0
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				hits++
+			}
+		}
+		if hits > 0 {
+			out = append(out, gateway.Result{ID: "fact:" + f.Key, Text: f.Key + ": " + f.Value, Score: float64(hits) / float64(len(words)),
+				SourceScope: gateway.ScopeResources, ResourceURI: "hector://facts/" + f.Key})
+		}
+	}
+	return out, nil
+}
