@@ -50,6 +50,8 @@ type Config struct {
 	// most recent facts in the prompt as reference data.
 	Facts       *facts.Tools
 	InjectFacts bool
+	// Remote is an optional Memory Gateway searched before and fed after each turn.
+	Remote *RemoteMemory
 }
 
 // Runner runs an agent's turns. It is safe for concurrent use; runs on one
@@ -151,7 +153,15 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 	inv := tool.Invocation{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), InvocationID: uuid.Must(uuid.NewV7()).String(), Approver: req.Approver}
 	turn := []*session.Event{{InvocationID: inv.InvocationID, Author: "user", Timestamp: time.Now(), Message: session.NewTextMessage(session.RoleUser, req.Message)}}
 
-	reply, err := r.converse(ctx, inv, history, &turn, observe)
+	var remote *llm.Message
+	var audits []*session.Event
+	if r.cfg.Remote != nil {
+		var a *session.Event
+		if remote, a = r.cfg.Remote.recall(ctx, req.UserID, sess.ID(), req.Message); a != nil {
+			audits = append(audits, a)
+		}
+	}
+	reply, err := r.converse(ctx, inv, history, remote, &turn, observe)
 	// What is stored must not depend on whether the client is still there.
 	store := context.WithoutCancel(ctx)
 	if err != nil {
@@ -166,7 +176,19 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 			return nil, fmt.Errorf("storing the turn: %w", err)
 		}
 	}
+	if r.cfg.Remote != nil {
+		audits = append(audits, r.cfg.Remote.remember(store, req.UserID, sess.ID(), turn)...)
+	}
+	for _, a := range audits { // hidden from the model: they carry no message
+		a.InvocationID = inv.InvocationID
+		if err := r.sessions.AppendEvent(store, sess, a); err != nil {
+			r.logger.Warn("storing a memory-gateway audit event failed", "session", sess.ID(), "error", err)
+		}
+	}
 	res := &Result{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), Reply: reply, Events: turn, Metadata: map[string]any{}}
+	if len(audits) > 0 {
+		res.Metadata["memory_gateway_failures"] = len(audits)
+	}
 	if r.idx != nil {
 		if err := r.idx.Index(store, sess); err != nil {
 			r.logger.Warn("indexing the turn failed; the index catches up from the change feed", "session", sess.ID(), "error", err)
@@ -236,7 +258,7 @@ func eventsNeeded(c workingmemory.Config) int {
 
 // converse calls the model, runs the tools it asks for and calls it again,
 // until it answers; the turn's events are added to *turn.
-func (r *Runner) converse(ctx context.Context, inv tool.Invocation, history []*session.Event, turn *[]*session.Event, observe Observer) (string, error) {
+func (r *Runner) converse(ctx context.Context, inv tool.Invocation, history []*session.Event, remote *llm.Message, turn *[]*session.Event, observe Observer) (string, error) {
 	var tools []llm.Tool
 	for _, name := range slices.Sorted(maps.Keys(r.tools)) {
 		t := r.tools[name]
@@ -252,7 +274,15 @@ func (r *Runner) converse(ctx context.Context, inv tool.Invocation, history []*s
 	}
 	for step := 0; step < r.cfg.MaxSteps; step++ {
 		visible := r.wm.FilterEvents(append(append([]*session.Event(nil), history...), *turn...))
-		resp, err := r.model.Stream(ctx, llm.Request{Messages: toMessages(r.cfg.Instruction, reference, visible), Tools: tools},
+		msgs := toMessages(r.cfg.Instruction, reference, visible)
+		if remote != nil { // after the system messages, before the conversation
+			at := 0
+			for at < len(msgs) && msgs[at].Role == "system" {
+				at++
+			}
+			msgs = slices.Insert(msgs, at, *remote)
+		}
+		resp, err := r.model.Stream(ctx, llm.Request{Messages: msgs, Tools: tools},
 			func(text string) { observe("text", text) })
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrModel, err)

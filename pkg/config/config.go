@@ -56,6 +56,20 @@ type Agent struct {
 	// default) or llm (the agent's model).
 	Summarizer string     `yaml:"summarizer"`
 	Facts      AgentFacts `yaml:"facts"`
+	// MemoryGateway, when set, is a remote memory searched before each run
+	// and given each completed turn (best effort). Off by default.
+	MemoryGateway *MemoryGateway `yaml:"memory_gateway"`
+}
+
+// MemoryGateway is a remote Memory Gateway.
+type MemoryGateway struct {
+	URL        string   `yaml:"url"`
+	UserKeyEnv string   `yaml:"user_key_env"` // the variable holding the key the gateway knows users by
+	AppID      string   `yaml:"app_id"`
+	ProjectID  string   `yaml:"project_id"`
+	Scope      []string `yaml:"scope"` // default: current_chat, all_user_memory
+	TopK       int      `yaml:"top_k"` // default 8
+	TimeoutMS  int      `yaml:"timeout_ms"`
 }
 
 // AgentFacts gives an agent the memory_store, memory_recall and

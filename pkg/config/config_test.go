@@ -73,6 +73,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
+		{"llms:\n  l: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: l\n    memory_gateway: {url: http://gw, scope: [everything]}\n",
+			[]string{"t.yaml:6", "agents.a.memory_gateway.user_key_env", "agents.a.memory_gateway.scope"}},
 	} {
 		_, err := Parse("t.yaml", []byte(tc.yaml))
 		if err == nil {

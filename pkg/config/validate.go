@@ -102,6 +102,21 @@ func (cfg *Config) validate() []*Error {
 		c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
 		c.oneOf(p+".facts.scope", a.Facts.Scope, "app", "user", "session")
 		c.oneOf(p+".facts.write_policy", a.Facts.WritePolicy, "auto", "approvers", "off")
+		if g := a.MemoryGateway; g != nil {
+			if g.URL == "" {
+				c.add(p+".memory_gateway.url", "missing")
+			}
+			if g.UserKeyEnv == "" {
+				c.add(p+".memory_gateway.user_key_env", "missing: name the variable holding the gateway's user key")
+			}
+			c.env(p+".memory_gateway.user_key_env", g.UserKeyEnv)
+			for _, sc := range g.Scope {
+				c.oneOf(p+".memory_gateway.scope", sc, "current_chat", "resources", "all_user_memory")
+			}
+			if g.TopK < 0 || g.TopK > 100 || g.TimeoutMS < 0 {
+				c.add(p+".memory_gateway", "top_k must be in 0..100 and timeout_ms positive")
+			}
+		}
 	}
 	s := cfg.Server
 	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")

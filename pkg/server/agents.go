@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/gateway"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -33,6 +35,11 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy}
 			ac.InjectFacts = a.Facts.Inject
 			logger.Info("agent facts", "agent", name, "scope", a.Facts.Scope, "write_policy", a.Facts.WritePolicy, "inject", a.Facts.Inject)
+		}
+		if g := a.MemoryGateway; g != nil {
+			ac.Remote = &agent.RemoteMemory{Client: &gateway.Client{BaseURL: g.URL, Timeout: time.Duration(g.TimeoutMS) * time.Millisecond},
+				UserKey: os.Getenv(g.UserKeyEnv), AppID: g.AppID, ProjectID: g.ProjectID, Scope: g.Scope, TopK: g.TopK}
+			logger.Info("agent memory gateway", "agent", name, "url", g.URL)
 		}
 		r, err := agent.New(ac, client, svcs.Sessions, svcs.Index, logger)
 		if err != nil {

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/internal/fakellm"
+	"github.com/hectormem/hector/pkg/gateway"
+)
+
+// fakeGateway answers each operation as told and records what it got.
+type fakeGateway struct {
+	mu     sync.Mutex
+	calls  map[string][]map[string]any
+	answer map[string]func(w http.ResponseWriter, r *http.Request)
+}
+
+func startGateway(t *testing.T, answer map[string]func(w http.ResponseWriter, r *http.Request)) (*fakeGateway, string) {
+	g := &fakeGateway{calls: map[string][]map[string]any{}, answer: answer}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		json.Unmarshal(raw, &body)
+		op := strings.TrimPrefix(r.URL.Path, "/memories/")
+		g.mu.Lock()
+		g.calls[op] = append(g.calls[op], body)
+		g.mu.Unlock()
+		if f := g.answer[op]; f != nil {
+			f(w, r)
+			return
+		}
+		switch op {
+		case "search":
+			fmt.Fprint(w, `{"results":[{"id":"r1","session_id":"chat:old","text":"prefers window seats","score":0.9,"source_scope":"all_user_memory"}]}`)
+		default:
+			fmt.Fprint(w, `{}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return g, srv.URL
+}
+
+func (g *fakeGateway) count(op string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.calls[op])
+}
+
+const remoteKey = "gateway-user-key-123456"
+
+func remoteRun(t *testing.T, answer map[string]func(w http.ResponseWriter, r *http.Request)) (*fixture, *fakeGateway, *Result) {
+	g, url := startGateway(t, answer)
+	f := setup(t, Config{Name: "assistant", App: "app", Instruction: "Be brief.",
+		Remote: &RemoteMemory{Client: &gateway.Client{BaseURL: url, Timeout: 100 * time.Millisecond}, UserKey: remoteKey, AppID: "app"}},
+		fakellm.Reply{Content: "Window seat booked."})
+	res, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "Book my flight"}, nil)
+	if err != nil || res.Reply != "Window seat booked." {
+		t.Fatalf("the turn: %+v, %v", res, err)
+	}
+	return f, g, res
+}
+
+func TestRemoteMemoryRecallsAndRemembers(t *testing.T) {
+	f, g, res := remoteRun(t, nil)
+	msgs := messages(f.model.Request(0))
+	if msgs[0]["role"] != "system" || msgs[0]["content"] != "Be brief." {
+		t.Errorf("the system prompt changed: %v", msgs[0])
+	}
+	ref := msgs[1]
+	if ref["role"] != "user" || !strings.Contains(ref["content"].(string), "Untrusted reference data") || !strings.Contains(ref["content"].(string), "window seats") {
+		t.Errorf("the recalled notes: %v", ref)
+	}
+	search := g.calls["search"][0]
+	if search["conversation_id"] != "chat:s" || search["query"] != "Book my flight" || search["user_id"] != "u" {
+		t.Errorf("search sent %v", search)
+	}
+	add := g.calls["add"][0]
+	got, _ := json.Marshal(add["messages"])
+	if !strings.Contains(string(got), `"content":"Book my flight"`) || !strings.Contains(string(got), `"content":"Window seat booked."`) || len(add["messages"].([]any)) != 2 {
+		t.Errorf("add sent %s: want the user's message and the reply only", got)
+	}
+	if g.count("flush") != 1 || res.Metadata != nil {
+		t.Errorf("flush calls %d, metadata %v", g.count("flush"), res.Metadata)
+	}
+	if evs := stored(t, f.sessions, "u", "s"); len(evs) != 2 {
+		t.Errorf("%d events stored; want just the turn", len(evs))
+	}
+}
+
+func TestRemoteMemoryFailuresNeverFailTheTurn(t *testing.T) {
+	status := func(code int) func(w http.ResponseWriter, r *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"error":{"code":"x","message":"key %s refused"}}`, remoteKey)
+		}
+	}
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	malformed := func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"results": 42`) }
+	for name, tc := range map[string]struct {
+		answer          map[string]func(w http.ResponseWriter, r *http.Request)
+		op, category    string
+		status, flushes int
+	}{
+		"search timeout": {map[string]func(http.ResponseWriter, *http.Request){"search": slow}, "search", "timeout", 0, 1},
+		"search 401":     {map[string]func(http.ResponseWriter, *http.Request){"search": status(401)}, "search", "auth", 401, 1},
+		"search 500":     {map[string]func(http.ResponseWriter, *http.Request){"search": status(500)}, "search", "server_error", 500, 1},
+		"malformed JSON": {map[string]func(http.ResponseWriter, *http.Request){"search": malformed}, "search", "malformed_response", 200, 1},
+		"add failure":    {map[string]func(http.ResponseWriter, *http.Request){"add": status(500)}, "add", "server_error", 500, 0},
+		"flush failure":  {map[string]func(http.ResponseWriter, *http.Request){"flush": status(503)}, "flush", "server_error", 503, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, g, res := remoteRun(t, tc.answer)
+			if g.count("flush") != tc.flushes {
+				t.Errorf("%d flushes, want %d (a failed add skips the flush)", g.count("flush"), tc.flushes)
+			}
+			if res.Metadata["memory_gateway_failures"] != 1 {
+				t.Errorf("metadata %v", res.Metadata)
+			}
+			evs := stored(t, f.sessions, "u", "s")
+			var audit map[string]any
+			for _, ev := range evs {
+				if ev.Author == AuditAuthor {
+					audit, _ = ev.Metadata["audit"].(map[string]any)
+					if ev.Message != nil {
+						t.Error("the audit event has a message: the model would see it")
+					}
+				}
+			}
+			if audit["operation"] != tc.op || audit["category"] != tc.category || audit["status"] != float64(tc.status) {
+				t.Errorf("audit = %v, want %s/%s/%d", audit, tc.op, tc.category, tc.status)
+			}
+			raw, _ := json.Marshal(evs)
+			if strings.Contains(string(raw), remoteKey) {
+				t.Error("a stored event holds the gateway key")
+			}
+			if len(evs) != 3 {
+				t.Errorf("%d events; want the turn and one audit", len(evs))
+			}
+		})
+	}
+}
