@@ -61,16 +61,21 @@ func chatSession(field, id string) (string, error) {
 	return id, nil
 }
 
+// decodeChat reads a request about one chat (add, flush) and admits it.
+func (s *Server) decodeChat(r *http.Request, req any, id *gateway.Identity, sessionID *string) (app, sid string, err error) {
+	if err := decode(r, req); err != nil {
+		return "", "", err
+	}
+	if app, err = s.gatewayAdmit(*id); err != nil {
+		return "", "", err
+	}
+	sid, err = chatSession("session_id", *sessionID)
+	return app, sid, err
+}
+
 func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.AddRequest
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	app, err := s.gatewayAdmit(req.Identity)
-	if err != nil {
-		return err
-	}
-	sid, err := chatSession("session_id", req.SessionID)
+	app, sid, err := s.decodeChat(r, &req, &req.Identity, &req.SessionID)
 	if err != nil {
 		return err
 	}
@@ -130,14 +135,7 @@ func (s *Server) gatewaySession(ctx context.Context, app, user, id string, creat
 // gatewayFlush indexes what was added; flushing again changes nothing.
 func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.FlushRequest
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	app, err := s.gatewayAdmit(req.Identity)
-	if err != nil {
-		return err
-	}
-	sid, err := chatSession("session_id", req.SessionID)
+	app, sid, err := s.decodeChat(r, &req, &req.Identity, &req.SessionID)
 	if err != nil {
 		return err
 	}
