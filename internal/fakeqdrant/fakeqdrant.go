@@ -157,6 +157,7 @@ func vectorOf(v *qdrant.Vectors) []float32 {
 	if d := vec.GetDense(); d != nil {
 		return d.GetData()
 	}
+	//lint:ignore SA1019 clients older than the dense field send vectors this way
 	return vec.GetData()
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hectormem/hector/pkg/config"
@@ -62,7 +63,7 @@ func newMetrics(svcs *config.Services) *metrics {
 		return float64(resp.Head - cursor)
 	})
 	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, lag,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -1,6 +1,8 @@
 package workingmemory
 
 import (
+	"slices"
+
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -108,10 +110,7 @@ func (h history) window(budgetStart int) (kept []*session.Event, overBudget bool
 			}
 		}
 	}
-	keep := make([]bool, len(h.events))
-	for i, p := range h.pinned {
-		keep[i] = p
-	}
+	keep := slices.Clone(h.pinned)
 	for _, ci := range cand[start:] {
 		keep[ci] = true
 	}
