@@ -35,13 +35,13 @@ func gatewayApp(id gateway.Identity) string {
 
 // gatewayAdmit checks a gateway request's identity: 401 for a missing or
 // wrong key, 403 for a key that does not reach this user.
-func (s *Server) gatewayAdmit(id gateway.Identity) (string, error) {
+func (s *Server) gatewayAdmit(r *http.Request, id gateway.Identity) (string, error) {
 	if id.UserID == "" {
 		return "", badRequest("field \"user_id\" is empty")
 	}
 	p, err := s.auth.authenticateToken(id.UserKey)
 	if err != nil {
-		return "", &apiError{http.StatusUnauthorized, "unauthenticated", "user_key is missing or not a valid credential"}
+		return "", s.refused(r, &apiError{http.StatusUnauthorized, "unauthenticated", "user_key is missing or not a valid credential"})
 	}
 	app := gatewayApp(id)
 	if !p.may(scopeUser, app, id.UserID) {
@@ -66,7 +66,7 @@ func (s *Server) decodeChat(r *http.Request, req any, id *gateway.Identity, sess
 	if err := decode(r, req); err != nil {
 		return "", "", err
 	}
-	if app, err = s.gatewayAdmit(*id); err != nil {
+	if app, err = s.gatewayAdmit(r, *id); err != nil {
 		return "", "", err
 	}
 	sid, err = chatSession("session_id", *sessionID)
@@ -158,7 +158,7 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	app, err := s.gatewayAdmit(req.Identity)
+	app, err := s.gatewayAdmit(r, req.Identity)
 	if err != nil {
 		return err
 	}

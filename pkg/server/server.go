@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ func (s *Server) admit(rt route, r *http.Request) error {
 	}
 	p, err := s.auth.authenticate(r)
 	if err != nil {
-		return err
+		return s.refused(r, err)
 	}
 	if !p.may(rt.scope, r.PathValue("app"), r.PathValue("user")) {
 		return errForbidden
@@ -137,6 +138,19 @@ func (s *Server) admit(rt route, r *http.Request) error {
 	}
 	*r = *r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 	return nil
+}
+
+// refused answers a failed authentication, and rate-limits failures per
+// client address so keys cannot be guessed at speed.
+func (s *Server) refused(r *http.Request, err error) error {
+	host, _, splitErr := net.SplitHostPort(r.RemoteAddr)
+	if splitErr != nil {
+		host = r.RemoteAddr
+	}
+	if !s.limiter("unauthenticated:" + host).Allow() {
+		return errRateLimited
+	}
+	return err
 }
 
 func (s *Server) limiter(name string) *rate.Limiter {

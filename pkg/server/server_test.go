@@ -43,7 +43,7 @@ server:
   sessions: {backend: inmemory}
   artifacts: {backend: inmemory, max_size_mb: 1}
   index: {type: keyword, persist: false}
-  limits: {max_body_mb: 1}
+  limits: {max_body_mb: 1, requests_per_second: 1000, burst: 10000}
   auth:
     api_keys:
       - {name: admin, key: %s, role: admin}
@@ -216,6 +216,14 @@ func TestLimits(t *testing.T) {
 	}
 	if w := do(t, s, "GET", "/v1/apps/a/users/bob/state", bobKey, nil); w.Code != 200 {
 		t.Errorf("another credential is limited separately: %d", w.Code)
+	}
+	// Guessing keys is limited per client address.
+	codes = nil
+	for i := range 5 {
+		codes = append(codes, do(t, s, "GET", "/v1/apps/a/users/alice/state", fmt.Sprintf("guess-%d-0123456789", i), nil).Code)
+	}
+	if fmt.Sprint(codes) != "[401 401 401 429 429]" {
+		t.Errorf("wrong keys from one address: %v", codes)
 	}
 
 	s = newTestServer(t, nil)
