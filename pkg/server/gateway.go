@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,8 +191,7 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("field \"scope\": %q is not current_chat, resources or all_user_memory", sc)
 		}
 	}
-	results := []gateway.Result{}
-	seen := map[string]bool{}
+	var memory, resources []gateway.Result
 	if chat != "" || slices.Contains(req.Scope, gateway.ScopeAllUserMemory) {
 		limit := topK
 		if chat != "" {
@@ -208,27 +208,33 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 			} else if !slices.Contains(req.Scope, gateway.ScopeAllUserMemory) {
 				continue
 			}
-			seen[hit.EventID] = true
-			results = append(results, gateway.Result{ID: hit.EventID, SessionID: hit.SessionID, Text: hit.Content, Score: hit.Score, SourceScope: source})
+			memory = append(memory, gateway.Result{ID: hit.EventID, SessionID: hit.SessionID, Text: hit.Content, Score: hit.Score, SourceScope: source})
 		}
 	}
 	if slices.Contains(req.Scope, gateway.ScopeResources) {
-		found, err := s.searchFacts(r.Context(), facts.UserScope(app, req.UserID), req.Query)
-		if err != nil {
+		if resources, err = s.searchFacts(r.Context(), facts.UserScope(app, req.UserID), req.Query); err != nil {
 			return err
 		}
-		results = append(results, found...)
 	}
-	slices.SortStableFunc(results, func(a, b gateway.Result) int {
-		if a.Score > b.Score {
-			return -1
-		} else if a.Score < b.Score {
-			return 1
-		}
-		return 0
-	})
+	results := interleave(memory, resources)
 	writeJSON(w, http.StatusOK, gateway.SearchResponse{Results: results[:min(topK, len(results))]})
 	return nil
+}
+
+// interleave merges two ranked lists by rank, not by score: a BM25 score
+// and a share of matched words are not on one scale. Each result keeps its
+// own score; the first list wins ties.
+func interleave(a, b []gateway.Result) []gateway.Result {
+	out := make([]gateway.Result, 0, len(a)+len(b))
+	for i := 0; i < max(len(a), len(b)); i++ {
+		if i < len(a) {
+			out = append(out, a[i])
+		}
+		if i < len(b) {
+			out = append(out, b[i])
+		}
+	}
+	return out
 }
 
 // searchFacts ranks the user's curated facts by the share of the query's
@@ -253,5 +259,6 @@ func (s *Server) searchFacts(ctx context.Context, scope facts.Scope, query strin
 				SourceScope: gateway.ScopeResources, ResourceURI: "hector://facts/" + f.Key})
 		}
 	}
+	slices.SortStableFunc(out, func(a, b gateway.Result) int { return cmp.Compare(b.Score, a.Score) }) // newest first among equals
 	return out, nil
 }
