@@ -73,6 +73,7 @@ type Runner struct {
 type sessionLock struct {
 	slot    chan struct{}
 	waiting atomic.Int32
+	refs    int // holders and waiters; guarded by Runner.mu
 }
 
 // New makes a runner. idx may be nil when search is off.
@@ -350,21 +351,32 @@ func (r *Runner) lock(ctx context.Context, key string) (func(), error) {
 		l = &sessionLock{slot: make(chan struct{}, 1)}
 		r.locks[key] = l
 	}
+	l.refs++
 	r.mu.Unlock()
+	done := func() { // the entry goes when nobody holds or wants it, so the map stays small
+		r.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(r.locks, key)
+		}
+		r.mu.Unlock()
+	}
+	release := func() { <-l.slot; done() }
 	select {
 	case l.slot <- struct{}{}:
-		return func() { <-l.slot }, nil
+		return release, nil
 	default:
 	}
 	if r.cfg.RejectConcurrent {
+		done()
 		return nil, ErrBusy
 	}
 	l.waiting.Add(1)
 	defer l.waiting.Add(-1)
 	select {
 	case l.slot <- struct{}{}:
-		return func() { <-l.slot }, nil
+		return release, nil
 	case <-ctx.Done():
+		done()
 		return nil, ctx.Err()
 	}
 }

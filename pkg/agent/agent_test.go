@@ -241,7 +241,9 @@ func TestConcurrentRunsOnOneSession(t *testing.T) {
 			wg.Go(func() {
 				_, second = f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "two"}, nil)
 			})
+			f.runner.mu.Lock()
 			l := f.runner.locks["app\x00u\x00s"]
+			f.runner.mu.Unlock()
 			for l.waiting.Load() == 0 { // until the second run waits for the session
 				runtime.Gosched()
 			}
@@ -250,6 +252,12 @@ func TestConcurrentRunsOnOneSession(t *testing.T) {
 			errs := []error{first, second}
 			if errs[0] != nil || errs[1] != nil {
 				t.Fatal(errs)
+			}
+			f.runner.mu.Lock()
+			n := len(f.runner.locks)
+			f.runner.mu.Unlock()
+			if n != 0 {
+				t.Errorf("%d session locks kept after the runs ended", n)
 			}
 			var texts []string
 			for _, ev := range stored(t, f.sessions, "u", "s") {
