@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hectormem/hector/pkg/state"
 )
 
 type memKey struct {
@@ -135,9 +137,8 @@ func (m *memoryStore) DeleteSession(ctx context.Context, appName, userID, sessio
 	return nil
 }
 
+// copyInfo returns a copy whose metadata the caller may change freely.
 func copyInfo(i Info) *Info {
-	if i.Metadata != nil {
-		i.Metadata, _ = decodeMetadata(mustJSON(i.Metadata))
-	}
+	i.Metadata = state.CloneMap(i.Metadata) // decoded from JSON, so only JSON types to copy
 	return &i
 }

@@ -103,8 +103,3 @@ func notFound(ref Ref, version int64) error {
 	}
 	return fmt.Errorf("%w: %q", ErrNotFound, ref.Name)
 }
-
-func mustJSON(m map[string]any) string {
-	raw, _ := encodeMetadata(m) // m was decoded from JSON, so it encodes
-	return raw
-}
