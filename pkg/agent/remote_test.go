@@ -55,10 +55,10 @@ func (g *fakeGateway) count(op string) int {
 
 const remoteKey = "gateway-user-key-123456"
 
-func remoteRun(t *testing.T, answer map[string]func(w http.ResponseWriter, r *http.Request)) (*fixture, *fakeGateway, *Result) {
+func remoteRun(t *testing.T, answer map[string]func(w http.ResponseWriter, r *http.Request), timeout time.Duration) (*fixture, *fakeGateway, *Result) {
 	g, url := startGateway(t, answer)
 	f := setup(t, Config{Name: "assistant", App: "app", Instruction: "Be brief.",
-		Remote: &RemoteMemory{Client: &gateway.Client{BaseURL: url, Timeout: 100 * time.Millisecond}, UserKey: remoteKey, AppID: "app"}},
+		Remote: &RemoteMemory{Client: &gateway.Client{BaseURL: url, Timeout: timeout}, UserKey: remoteKey, AppID: "app"}},
 		fakellm.Reply{Content: "Window seat booked."})
 	res, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "Book my flight"}, nil)
 	if err != nil || res.Reply != "Window seat booked." {
@@ -68,7 +68,7 @@ func remoteRun(t *testing.T, answer map[string]func(w http.ResponseWriter, r *ht
 }
 
 func TestRemoteMemoryRecallsAndRemembers(t *testing.T) {
-	f, g, res := remoteRun(t, nil)
+	f, g, res := remoteRun(t, nil, 5*time.Second)
 	msgs := messages(f.model.Request(0))
 	if msgs[0]["role"] != "system" || msgs[0]["content"] != "Be brief." {
 		t.Errorf("the system prompt changed: %v", msgs[0])
@@ -121,7 +121,11 @@ func TestRemoteMemoryFailuresNeverFailTheTurn(t *testing.T) {
 		"flush failure":  {map[string]func(http.ResponseWriter, *http.Request){"flush": status(503)}, "flush", "server_error", 503, 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f, g, res := remoteRun(t, tc.answer)
+			timeout := 5 * time.Second // generous: only the timeout case should time out, however loaded the machine
+			if tc.category == "timeout" {
+				timeout = 100 * time.Millisecond
+			}
+			f, g, res := remoteRun(t, tc.answer, timeout)
 			if g.count("flush") != tc.flushes {
 				t.Errorf("%d flushes, want %d (a failed add skips the flush)", g.count("flush"), tc.flushes)
 			}
