@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/facts/factstest"
 	"github.com/hectormem/hector/pkg/tool"
 )
 
@@ -58,6 +59,12 @@ func TestToolsScopeAndRefusals(t *testing.T) {
 	} {
 		if _, err := call(t, tools["memory_store"], alice, args); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("store %s: %v, want %q", args, err, want)
+		}
+	}
+	for code, req := range factstest.Refusals { // every rule, through the tool
+		args, _ := json.Marshal(map[string]any{"key": req.Key, "value": req.Value, "category": req.Category, "tags": req.Tags, "ttl_seconds": int64(req.TTL.Seconds())})
+		if _, err := call(t, tools["memory_store"], alice, string(args)); err == nil || !strings.Contains(err.Error(), "refused ("+code+")") {
+			t.Errorf("store refused by %s: %v", code, err)
 		}
 	}
 	if out, err := call(t, tools["memory_forget"], alice, `{"selector":"all"}`); err != nil || out != `{"removed":1}` {

@@ -19,6 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/facts/factstest"
 )
 
 const (
@@ -340,6 +341,12 @@ func TestFactsOverHTTP(t *testing.T) {
 		w := do(t, s, "POST", base, aliceKey, tc.body)
 		if w.Code != 400 || !strings.Contains(w.Body.String(), `"code":"`+tc.code+`"`) || strings.Contains(w.Body.String(), "hunter2") {
 			t.Errorf("store %v: %d %s, want 400 with code %s", tc.body, w.Code, w.Body, tc.code)
+		}
+	}
+	for code, req := range factstest.Refusals { // every rule, through REST
+		w := do(t, s, "POST", base, aliceKey, map[string]any{"key": req.Key, "value": req.Value, "category": req.Category, "tags": req.Tags, "ttl_seconds": int64(req.TTL.Seconds())})
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"code":"`+code+`"`) {
+			t.Errorf("REST refusal %s: %d %s", code, w.Code, w.Body.String()[:min(150, w.Body.Len())])
 		}
 	}
 	if w := do(t, s, "GET", base+"/deploy/tool", aliceKey, nil); w.Code != 200 || !strings.Contains(w.Body.String(), "Konflux") {
