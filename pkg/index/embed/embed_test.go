@@ -243,7 +243,7 @@ func TestHTTPEmbeddersDoNotRetryClientErrors(t *testing.T) {
 }
 
 func TestHTTPEmbeddersNeverShowTheKey(t *testing.T) {
-	f, cfg := newFake(t, false)
+	_, cfg := newFake(t, false)
 	cfg.APIKey = "sk-wrong-key-456" // the fake quotes the refused key, as OpenAI does
 	_, err := embedders(t, cfg, false).Embed(t.Context(), []string{"x"})
 	if err == nil || !strings.Contains(err.Error(), "401") {
@@ -252,7 +252,6 @@ func TestHTTPEmbeddersNeverShowTheKey(t *testing.T) {
 	if strings.Contains(err.Error(), "sk-wrong-key-456") {
 		t.Errorf("the error shows the API key: %v", err)
 	}
-	_ = f
 }
 
 func TestHTTPEmbeddersTimeout(t *testing.T) {
