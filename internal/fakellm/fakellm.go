@@ -1,6 +1,7 @@
 // Package fakellm is an in-process chat-completions server for tests: it
 // answers each request with the next scripted reply, streamed (SSE) or as
-// one JSON body as the request asks, and records the requests.
+// one JSON body as the request asks (or as the reply overrides, the way
+// some real endpoints do), and records the requests.
 package fakellm
 
 import (
@@ -18,6 +19,17 @@ type Reply struct {
 	Calls   [][3]string   // tool calls: id, name, JSON arguments
 	Status  int           // an HTTP error instead
 	Wait    chan struct{} // hold the answer until closed
+	// JSON answers one JSON completion even when a stream was asked for,
+	// as servers that ignore "stream" do.
+	JSON bool
+	// SSE streams the answer even when one JSON completion was asked for.
+	SSE bool
+	// CutOff ends a stream after the text, before any finish_reason or
+	// [DONE], as a dropped connection does.
+	CutOff bool
+	// Page answers 200 with this Content-Type and an HTML page, as a proxy's
+	// login or error page does.
+	Page string
 }
 
 // Server is a running fake model.
@@ -62,7 +74,13 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if rep.Page != "" {
+		w.Header().Set("Content-Type", rep.Page)
+		fmt.Fprint(w, "<html><body>Please sign in</body></html>")
+		return
+	}
 	if rep.Status != 0 {
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
 		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error"}}`, rep.Status)
 		return
@@ -75,7 +93,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if calls != nil {
 		finish = "tool_calls"
 	}
-	if req["stream"] != true {
+	if (req["stream"] != true || rep.JSON) && !rep.SSE {
+		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "choices": []any{map[string]any{
 			"index": 0, "message": map[string]any{"role": "assistant", "content": rep.Content, "tool_calls": calls}, "finish_reason": finish}}})
 		return
@@ -89,6 +108,9 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send(map[string]any{"role": "assistant"}, nil)
 	for i := 0; i < len(rep.Content); i += 4 { // text in small pieces
 		send(map[string]any{"content": rep.Content[i:min(i+4, len(rep.Content))]}, nil)
+	}
+	if rep.CutOff {
+		return
 	}
 	for i, c := range calls { // each call's arguments in two halves, as real servers split them
 		args := c["function"].(map[string]any)["arguments"].(string)

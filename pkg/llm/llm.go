@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -164,9 +165,7 @@ func (c *Client) send(ctx context.Context, req Request, stream bool) (*http.Resp
 
 func apiMessage(raw []byte) string {
 	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
+		Error apiError `json:"error"`
 	}
 	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 		return e.Error.Message
@@ -183,20 +182,69 @@ func (c *Client) redact(s string) string {
 
 // Complete makes one call and returns the whole answer.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	resp, cancel, err := c.send(ctx, req, false)
+	return c.call(ctx, req, false, nil)
+}
+
+// Stream makes one streamed call, passing each piece of text to onText as
+// it arrives, and returns the whole answer. An endpoint that ignores the
+// request for a stream and answers one JSON completion is understood too:
+// its text reaches onText in one piece.
+func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (*Response, error) {
+	return c.call(ctx, req, true, onText)
+}
+
+// call reads the answer the way the response's Content-Type says it is
+// written, not the way it was asked for: some servers and proxies ignore
+// "stream". An answer that carries nothing (no text, no tool calls) is an
+// error, never an empty reply.
+func (c *Client) call(ctx context.Context, req Request, stream bool, onText func(string)) (*Response, error) {
+	resp, cancel, err := c.send(ctx, req, stream)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	contentType := resp.Header.Get("Content-Type")
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	var out *Response
+	switch {
+	case mediaType == "text/event-stream":
+		out, err = c.readStream(resp.Body, onText)
+	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+		if out, err = c.readCompletion(resp.Body); err == nil && onText != nil && out.Content != "" {
+			onText(out.Content)
+		}
+	default:
+		return nil, fmt.Errorf("llm: %s answered with Content-Type %.80q, which is neither application/json nor text/event-stream; check that the base URL points at an OpenAI-compatible /v1", c.cfg.Model, contentType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(out.Content) == "" && len(out.ToolCalls) == 0 {
+		return nil, fmt.Errorf("llm: %s answered with no text and no tool calls (finish_reason %.40q)", c.cfg.Model, out.FinishReason)
+	}
+	return out, nil
+}
+
+// apiError is the error object an endpoint may put in a 200 answer or in a
+// stream's chunk.
+type apiError struct {
+	Message string `json:"message"`
+}
+
+func (c *Client) readCompletion(body io.Reader) (*Response, error) {
 	var out struct {
 		Choices []struct {
 			Message      Message `json:"message"`
 			FinishReason string  `json:"finish_reason"`
 		} `json:"choices"`
+		Error *apiError `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.NewDecoder(body).Decode(&out); err != nil {
 		return nil, fmt.Errorf("llm: %s answered with JSON this client cannot read: %w", c.cfg.Model, err)
+	}
+	if out.Error != nil {
+		return nil, fmt.Errorf("llm: %s answered with an error: %s", c.cfg.Model, c.redact(out.Error.Message))
 	}
 	if len(out.Choices) == 0 {
 		return nil, fmt.Errorf("llm: %s answered with no choices", c.cfg.Model)
@@ -205,19 +253,15 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	return &Response{Content: ch.Message.Content, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}, nil
 }
 
-// Stream makes one streamed call, passing each piece of text to onText as
-// it arrives, and returns the whole answer.
-func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (*Response, error) {
-	resp, cancel, err := c.send(ctx, req, true)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	defer resp.Body.Close()
+// readStream reads server-sent chat-completion chunks. A stream is whole
+// only when it says so, with a finish_reason or "data: [DONE]": one that
+// just stops was cut off, and what arrived is not the answer.
+func (c *Client) readStream(body io.Reader, onText func(string)) (*Response, error) {
 	out := &Response{}
 	var content strings.Builder
 	calls := map[int]*ToolCall{}
-	lines := bufio.NewScanner(resp.Body)
+	finished := false
+	lines := bufio.NewScanner(body)
 	lines.Buffer(make([]byte, 64<<10), 8<<20)
 	for lines.Scan() {
 		data, ok := strings.CutPrefix(lines.Text(), "data:")
@@ -226,6 +270,7 @@ func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (
 		}
 		data = strings.TrimSpace(data)
 		if data == "[DONE]" {
+			finished = true
 			break
 		}
 		var chunk struct {
@@ -243,9 +288,13 @@ func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (
 				} `json:"delta"`
 				FinishReason string `json:"finish_reason"`
 			} `json:"choices"`
+			Error *apiError `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 			return nil, fmt.Errorf("llm: %s streamed a chunk this client cannot read: %w", c.cfg.Model, err)
+		}
+		if chunk.Error != nil {
+			return nil, fmt.Errorf("llm: %s streamed an error: %s", c.cfg.Model, c.redact(chunk.Error.Message))
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Delta.Content != "" {
@@ -268,11 +317,15 @@ func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (
 			}
 			if ch.FinishReason != "" {
 				out.FinishReason = ch.FinishReason
+				finished = true
 			}
 		}
 	}
 	if err := lines.Err(); err != nil {
 		return nil, fmt.Errorf("llm: reading the stream from %s: %s", c.cfg.Model, c.redact(err.Error()))
+	}
+	if !finished {
+		return nil, fmt.Errorf("llm: the stream from %s ended without a finish_reason or [DONE]: the answer was cut off (%d characters arrived)", c.cfg.Model, content.Len())
 	}
 	out.Content = content.String()
 	for i := 0; i < len(calls); i++ {

@@ -117,3 +117,55 @@ func TestAgentRunAuthAndErrors(t *testing.T) {
 		t.Errorf("after a failed turn: %s", sess.Body)
 	}
 }
+
+// The bug report's endpoint ignores "stream" and answers one JSON
+// completion: the reply is its text, not an empty one.
+func TestAgentRunWithAnEndpointThatDoesNotStream(t *testing.T) {
+	s, _ := agentServer(t,
+		fakellm.Reply{Calls: [][3]string{{"call_1", "search_memory", `{"query":"dog"}`}}, JSON: true},
+		fakellm.Reply{Content: "Noted.", JSON: true},
+	)
+	w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "session_id": "s", "message": "My dog is called Rex."})
+	var res struct {
+		Reply  string           `json:"reply"`
+		Events []map[string]any `json:"events"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &res)
+	if w.Code != 200 || res.Reply != "Noted." || len(res.Events) != 4 {
+		t.Fatalf("run: %d %s", w.Code, w.Body)
+	}
+	sess := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s", aliceKey, nil)
+	if !strings.Contains(sess.Body.String(), `"text":"Noted."`) || !strings.Contains(sess.Body.String(), `"name":"search_memory"`) {
+		t.Errorf("stored turn: %s", sess.Body)
+	}
+}
+
+// Answers that are not a whole completion fail the run as a model error:
+// 502, the user's message kept and nothing else, and an error that says
+// what the endpoint did wrong.
+func TestAgentRunRefusesIncompleteAnswers(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reply fakellm.Reply
+		want  string
+	}{
+		"cut-off stream": {fakellm.Reply{Content: "Your dog is", CutOff: true}, "cut off"},
+		"html page":      {fakellm.Reply{Page: "text/html"}, `Content-Type \"text/html\"`},
+		"empty answer":   {fakellm.Reply{JSON: true}, "no text and no tool calls"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := agentServer(t, tc.reply)
+			w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "session_id": "s", "message": "hi"})
+			body := w.Body.String()
+			if w.Code != 502 || !strings.Contains(body, "model_error") || !strings.Contains(body, "saved") || !strings.Contains(body, tc.want) {
+				t.Errorf("run: %d %s; want 502 model_error saying %s", w.Code, body, tc.want)
+			}
+			if strings.Contains(body, "Your dog is") || strings.Contains(body, "sign in") {
+				t.Errorf("the error holds the endpoint's body: %s", body)
+			}
+			sess := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s", aliceKey, nil)
+			if n := strings.Count(sess.Body.String(), `"seq":`); n != 1 || !strings.Contains(sess.Body.String(), `"text":"hi"`) {
+				t.Errorf("after a refused answer: %s", sess.Body)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hectormem/hector/internal/fakellm"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -311,6 +312,7 @@ func TestLLMSummarizer(t *testing.T) {
 		switch r.URL.Path {
 		case "/v1/chat/completions":
 			json.NewDecoder(r.Body).Decode(&got)
+			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":" The user deploys via Konflux. "},"finish_reason":"stop"}]}`)
 		case "/broken/chat/completions":
 			w.WriteHeader(http.StatusInternalServerError)
@@ -350,5 +352,38 @@ func TestLLMSummarizer(t *testing.T) {
 	_, err = slow.Summarize(t.Context(), "", events)
 	if err == nil || !strings.Contains(err.Error(), "deadline") {
 		t.Errorf("timeout: %v", err)
+	}
+}
+
+// The summarizer's model calls get the same checks as an agent's: an
+// answer that is not a whole completion is an error, not a summary.
+func TestLLMSummarizerRefusesIncompleteAnswers(t *testing.T) {
+	events := script("u", "a", "u", "a")
+	for name, tc := range map[string]struct {
+		reply fakellm.Reply
+		want  string
+	}{
+		"streamed answer":  {fakellm.Reply{Content: "The user likes tea.", SSE: true}, ""},
+		"cut-off stream":   {fakellm.Reply{Content: "The user likes", SSE: true, CutOff: true}, "cut off"},
+		"html page":        {fakellm.Reply{Page: "text/html"}, `Content-Type "text/html"`},
+		"empty completion": {fakellm.Reply{}, "no text and no tool calls"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			model := fakellm.Start(t, tc.reply)
+			c, err := llm.New(llm.Config{BaseURL: model.URL, Model: "m1", APIKey: "sk-summary-5", MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := NewLLM(c, "").Summarize(t.Context(), "", events)
+			if tc.want == "" {
+				if err != nil || text != tc.reply.Content {
+					t.Errorf("Summarize = %q, %v; want %q", text, err, tc.reply.Content)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "sk-summary-5") || text != "" {
+				t.Errorf("Summarize = %q, %v; want an error saying %s, without the key", text, err, tc.want)
+			}
+		})
 	}
 }
