@@ -66,16 +66,24 @@ func (b *syncBuffer) String() string {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	base string
+	cmd    *exec.Cmd
+	base   string
+	banner string // what serve printed up to and including its URL
 }
 
 // start runs `hector serve` and waits until it says where it serves.
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startIn(t, "", env, args...)
+}
+
+// startIn is start in the working directory wd.
+func startIn(t *testing.T, wd string, env []string, args ...string) *proc {
+	t.Helper()
 	addr := freeAddress(t)
 	cmd := exec.Command(binary, append([]string{"serve", "--address", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = wd
 	out, _ := cmd.StdoutPipe()
 	var logs syncBuffer
 	cmd.Stderr = &logs
@@ -90,11 +98,18 @@ func start(t *testing.T, env []string, args ...string) *proc {
 		}
 	})
 	lines := bufio.NewScanner(out)
-	if !lines.Scan() || !strings.Contains(lines.Text(), "Hector is serving at http://"+addr) {
-		t.Fatalf("serve printed %q", lines.Text())
+	var banner strings.Builder
+	for lines.Scan() {
+		banner.WriteString(lines.Text() + "\n")
+		if strings.HasPrefix(lines.Text(), "Hector is serving at ") {
+			break
+		}
+	}
+	if !strings.Contains(banner.String(), "Hector is serving at http://"+addr+"\n") {
+		t.Fatalf("serve printed %q", banner.String())
 	}
 	go io.Copy(io.Discard, out)
-	return &proc{cmd: cmd, base: "http://" + addr}
+	return &proc{cmd: cmd, base: "http://" + addr, banner: banner.String()}
 }
 
 func (p *proc) call(t *testing.T, method, path string, body any, want int) map[string]any {

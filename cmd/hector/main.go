@@ -25,12 +25,14 @@ func main() {
 scoped state and artifacts (SQLite by default, PostgreSQL in production); a search index
 derived from them lets agents recall a user's past conversations.
 
-With no configuration file, hector serve listens on 127.0.0.1:8080 and keeps everything in
-./data (or $HECTOR_DATA_DIR). See configs/ for examples.`,
+With no configuration file, hector serve listens on 127.0.0.1:8080 and keeps everything it
+writes in one data directory: --data-dir, else $HECTOR_DATA_DIR, else ./data. See configs/
+for examples.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringP("config", "c", os.Getenv("HECTOR_CONFIG"), "configuration file (default: none, the zero configuration; or $HECTOR_CONFIG)")
+	root.PersistentFlags().String("data-dir", "", "data directory, overriding the configuration and $HECTOR_DATA_DIR; what the configuration leaves out (or writes under ${HECTOR_DATA_DIR}) goes there")
 	root.AddCommand(serveCommand(), indexCommand(), configCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -44,13 +46,16 @@ With no configuration file, hector serve listens on 127.0.0.1:8080 and keeps eve
 	}
 }
 
-// loadConfig reads --config, or returns the zero configuration.
+// loadConfig reads --config, or returns the zero configuration, with
+// --data-dir applied before any path is derived from the data directory.
 func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
+	var o config.Overrides
+	o.DataDir, _ = cmd.Flags().GetString("data-dir")
 	if path == "" {
-		return config.Zero(), nil
+		return config.Zero(o), nil
 	}
-	return config.Load(path)
+	return config.Load(path, o)
 }
 
 func newLogger() *slog.Logger {
@@ -70,7 +75,7 @@ func configCommand() *cobra.Command {
 			if path == "" {
 				return fmt.Errorf("name the file: hector config validate FILE (or --config FILE)")
 			}
-			if _, err := config.Load(path); err != nil {
+			if _, err := config.Load(path, config.Overrides{}); err != nil {
 				return err
 			}
 			fmt.Printf("%s is valid\n", path)

@@ -78,6 +78,7 @@ func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) erro
 		return err
 	}
 	defer release()
+	printLocations(os.Stderr, cfg)
 	logger := newLogger()
 	svcs, err := config.Open(ctx, cfg, logger, config.WithoutCatchUp())
 	if err != nil {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -19,12 +20,13 @@ import (
 )
 
 func serveCommand() *cobra.Command {
-	var address, dataDir string
+	var address string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the HTTP API (zero configuration: 127.0.0.1:8080, data in ./data)",
 		Long: `Serve Hector's HTTP API. Without --config it runs the zero configuration: SQLite and a
-persisted keyword index in ./data (or $HECTOR_DATA_DIR), on 127.0.0.1:8080, without auth.
+persisted keyword index in the data directory (--data-dir, $HECTOR_DATA_DIR or ./data), on
+127.0.0.1:8080, without auth. It prints where each store keeps its data.
 On any address other than loopback it refuses to start unless auth is configured.
 SIGTERM or Ctrl-C stops it gracefully: in-flight requests finish, the index is saved.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,15 +37,18 @@ SIGTERM or Ctrl-C stops it gracefully: in-flight requests finish, the index is s
 			if address != "" {
 				cfg.Server.Address = address
 			}
-			if dataDir != "" {
-				cfg.Server.DataDir = dataDir
-			}
 			return serve(cfg)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "", "listen address, overriding the configuration (such as 127.0.0.1:9000)")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "data directory, overriding the configuration")
 	return cmd
+}
+
+// printLocations says where each store keeps its data.
+func printLocations(w io.Writer, cfg *config.Config) {
+	for _, l := range cfg.Locations() {
+		fmt.Fprintf(w, "  %-15s %s\n", l.What+":", l.Where)
+	}
 }
 
 func serve(cfg *config.Config) error {
@@ -94,9 +99,8 @@ func serve(cfg *config.Config) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
-	abs, _ := filepath.Abs(cfg.Server.DataDir)
-	fmt.Printf("Hector is serving at %s\nData: %s (sessions: %s, index: %s, artifacts: %s)\n",
-		url, abs, cfg.Server.Sessions.Backend, cfg.Server.Index.Type, cfg.Server.Artifacts.Backend)
+	printLocations(os.Stdout, cfg)
+	fmt.Printf("Hector is serving at %s\n", url)
 	if !srv.AuthEnabled() {
 		fmt.Println("Auth is off: only this machine can reach the server.")
 	}

@@ -136,11 +136,11 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		opts = append(opts, index.WithSessions(s.Sessions))
 	}
 	if *srv.Index.Persist {
-		dir := filepath.Join(srv.DataDir, "index")
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		path := cfg.IndexSnapshot()
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return fmt.Errorf("server.data_dir: %w", err)
 		}
-		opts = append(opts, index.WithSnapshot(filepath.Join(dir, srv.Index.Type+".snapshot")))
+		opts = append(opts, index.WithSnapshot(path))
 	}
 	if srv.Index.Store == "qdrant" {
 		q := srv.Index.Qdrant

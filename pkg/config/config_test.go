@@ -1,15 +1,17 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func TestZeroConfig(t *testing.T) {
 	t.Setenv("HECTOR_DATA_DIR", "")
-	c, err := Parse("empty.yaml", nil)
+	c, err := Parse("empty.yaml", nil, Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +23,7 @@ func TestZeroConfig(t *testing.T) {
 		t.Errorf("zero config database = %+v", db)
 	}
 	t.Setenv("HECTOR_DATA_DIR", "/srv/hector")
-	if c := Zero(); c.Server.DataDir != "/srv/hector" || c.Server.Artifacts.Dir != "/srv/hector/artifacts" {
+	if c := Zero(Overrides{}); c.Server.DataDir != "/srv/hector" || c.Server.Artifacts.Dir != "/srv/hector/artifacts" {
 		t.Errorf("HECTOR_DATA_DIR ignored: %+v", c.Server)
 	}
 }
@@ -38,7 +40,7 @@ server:
     api_keys:
       - {key: "${HECTOR_TEST_KEY}", role: admin}
       - {key: "${HECTOR_TEST_UNSET:-fallback-key-0123456789}", role: admin}
-`))
+`), Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +48,13 @@ server:
 		c.Server.Auth.APIKeys[0].Key != "k-0123456789abcdef" || c.Server.Auth.APIKeys[1].Key != "fallback-key-0123456789" {
 		t.Errorf("expanded = %+v", c.Server)
 	}
-	_, err = Parse("t.yaml", []byte("server:\n  address: ${HECTOR_TEST_SURELY_UNSET}\n"))
+	_, err = Parse("t.yaml", []byte("server:\n  address: ${HECTOR_TEST_SURELY_UNSET}\n"), Overrides{})
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:2") || !strings.Contains(err.Error(), "HECTOR_TEST_SURELY_UNSET is not set") {
 		t.Errorf("unset variable: %v", err)
 	}
 	// A variable's value is a value, never YAML structure.
 	t.Setenv("HECTOR_TEST_TRICK", "x\nrole: admin")
-	c, err = Parse("t.yaml", []byte("agents:\n  a: {llm: l, instruction: \"${HECTOR_TEST_TRICK}\"}\nllms:\n  l: {base_url: http://x, model: m}\n"))
+	c, err = Parse("t.yaml", []byte("agents:\n  a: {llm: l, instruction: \"${HECTOR_TEST_TRICK}\"}\nllms:\n  l: {base_url: http://x, model: m}\n"), Overrides{})
 	if err != nil || c.Agents["a"].Instruction != "x\nrole: admin" {
 		t.Errorf("value with YAML in it: %+v, %v", c.Agents["a"], err)
 	}
@@ -76,7 +78,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"llms:\n  l: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: l\n    memory_gateway: {url: http://gw, scope: [everything]}\n",
 			[]string{"t.yaml:6", "agents.a.memory_gateway.user_key_env", "agents.a.memory_gateway.scope"}},
 	} {
-		_, err := Parse("t.yaml", []byte(tc.yaml))
+		_, err := Parse("t.yaml", []byte(tc.yaml), Overrides{})
 		if err == nil {
 			t.Errorf("%q: no error", tc.yaml)
 			continue
@@ -103,8 +105,74 @@ func TestShippedConfigsAreValid(t *testing.T) {
 		for _, v := range []string{"HECTOR_POSTGRES_DSN", "OPENAI_API_KEY", "HECTOR_ADMIN_KEY", "HECTOR_QDRANT_HOST"} {
 			t.Setenv(v, "test-value-0123456789")
 		}
-		if _, err := Parse(f, raw); err != nil {
+		if _, err := Parse(f, raw, Overrides{}); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// A data directory from the command line wins over the file and the
+// environment, and everything derived from it follows: defaults and paths
+// the file writes under ${HECTOR_DATA_DIR}. Explicit paths stay.
+func TestDataDirOverride(t *testing.T) {
+	t.Setenv("HECTOR_DATA_DIR", "/from/env")
+	c := Zero(Overrides{DataDir: "/flag"})
+	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexSnapshot() != "/flag/index/keyword.snapshot" {
+		t.Errorf("zero config with --data-dir: %+v %+v", c.Server, c.Databases)
+	}
+	c, err := Parse("t.yaml", []byte(`
+server:
+  data_dir: /from/file
+databases:
+  main: {driver: sqlite, dsn: "${HECTOR_DATA_DIR:-./data}/main.db"}
+`), Overrides{DataDir: "/flag"})
+	if err != nil || c.Server.DataDir != "/flag" || c.Databases["main"].DSN != "/flag/main.db" || c.Server.Artifacts.Dir != "/flag/artifacts" {
+		t.Errorf("file with --data-dir: %+v %+v, %v", c.Server, c.Databases, err)
+	}
+	c, err = Parse("t.yaml", []byte(`
+server:
+  artifacts: {backend: filesystem, dir: /srv/files}
+databases:
+  main: {driver: sqlite, dsn: /srv/db/hector.db}
+`), Overrides{DataDir: "/flag"})
+	if err != nil || c.Databases["main"].DSN != "/srv/db/hector.db" || c.Server.Artifacts.Dir != "/srv/files" {
+		t.Errorf("explicit paths moved: %+v %+v, %v", c.Server, c.Databases, err)
+	}
+	c, _ = Parse("t.yaml", nil, Overrides{})
+	if c.Server.DataDir != "/from/env" || c.Databases[c.Server.Sessions.Database].DSN != "/from/env/hector.db" {
+		t.Errorf("$HECTOR_DATA_DIR without a flag: %+v", c.Server)
+	}
+}
+
+// The start-up lines name every location, with no password.
+func TestLocations(t *testing.T) {
+	t.Setenv("HECTOR_FACTS_KEY", "")
+	c, err := Parse("t.yaml", []byte(`
+server:
+  data_dir: /srv/hector
+  artifacts: {backend: sql}
+databases:
+  main: {driver: postgres, dsn: "postgres://hector:s3cret-pw@db.internal:5433/memory"}
+`), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range c.Locations() {
+		lines = append(lines, l.What+": "+l.Where)
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"data directory: /srv/hector", "sessions: postgres hector@db.internal:5433/memory", "artifacts: postgres hector@db.internal:5433/memory",
+		"facts key: /srv/hector/facts.key", "index: keyword, snapshot /srv/hector/index/keyword.snapshot"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("locations lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "s3cret-pw") {
+		t.Errorf("locations show the password:\n%s", got)
+	}
+	t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
+	if got := c.Locations(); !slices.Contains(got, Location{"facts key", "$HECTOR_FACTS_KEY"}) || strings.Contains(fmt.Sprint(got), "abab") {
+		t.Errorf("with the key in the environment: %v", got)
 	}
 }

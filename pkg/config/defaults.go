@@ -16,12 +16,17 @@ const (
 	DefaultRatePerSec  = 100
 	DefaultBurst       = 200
 	DefaultSearchLimit = 5
+	// DataDirEnv names the data directory when neither the file nor the
+	// command line does.
+	DataDirEnv = "HECTOR_DATA_DIR"
 )
 
-// Zero is the zero configuration: SQLite and a persisted keyword index in
-// the data directory ($HECTOR_DATA_DIR, or ./data), on 127.0.0.1:8080.
-func Zero() *Config {
+// Zero is the zero configuration: SQLite, artifacts, the facts key and a
+// persisted keyword index, all in the data directory (o.DataDir, else
+// $HECTOR_DATA_DIR, else ./data), on 127.0.0.1:8080.
+func Zero(o Overrides) *Config {
 	c := &Config{}
+	c.Server.DataDir = o.DataDir
 	c.applyDefaults()
 	return c
 }
@@ -32,7 +37,7 @@ func (c *Config) applyDefaults() {
 		s.Address = DefaultAddress
 	}
 	if s.DataDir == "" {
-		s.DataDir = os.Getenv("HECTOR_DATA_DIR")
+		s.DataDir = os.Getenv(DataDirEnv)
 	}
 	if s.DataDir == "" {
 		s.DataDir = DefaultDataDir

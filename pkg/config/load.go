@@ -37,17 +37,26 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Overrides are command-line settings that win over the file. They are
+// applied before the defaults, so everything derived from them follows.
+type Overrides struct {
+	// DataDir replaces server.data_dir. It is also what ${HECTOR_DATA_DIR}
+	// expands to, so paths the file writes under that variable follow it,
+	// as the paths it leaves out do.
+	DataDir string
+}
+
 // Load reads and checks a configuration file.
-func Load(path string) (*Config, error) {
+func Load(path string, o Overrides) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, raw)
+	return Parse(path, raw, o)
 }
 
 // Parse reads and checks configuration text; name is used in errors.
-func Parse(name string, raw []byte) (*Config, error) {
+func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(raw, &root); err != nil {
 		return nil, yamlError(name, err)
@@ -55,7 +64,16 @@ func Parse(name string, raw []byte) (*Config, error) {
 	if len(root.Content) == 0 { // an empty file is the zero configuration
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
 	}
-	if err := expandEnv(name, &root); err != nil {
+	lookup := os.LookupEnv
+	if o.DataDir != "" {
+		lookup = func(v string) (string, bool) {
+			if v == DataDirEnv {
+				return o.DataDir, true
+			}
+			return os.LookupEnv(v)
+		}
+	}
+	if err := expandEnv(name, &root, lookup); err != nil {
 		return nil, err
 	}
 	// Decode again from the expanded tree with unknown keys refused.
@@ -68,6 +86,9 @@ func Parse(name string, raw []byte) (*Config, error) {
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, yamlError(name, err)
+	}
+	if o.DataDir != "" {
+		cfg.Server.DataDir = o.DataDir
 	}
 	cfg.applyDefaults()
 	if errs := cfg.validate(); len(errs) > 0 {
@@ -100,12 +121,12 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandEnv replaces ${VAR} and ${VAR:-default} in scalar values. It works
 // on parsed values, so a variable's content can never change the structure.
-func expandEnv(name string, n *yaml.Node) error {
+func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool)) error {
 	if n.Kind == yaml.ScalarNode {
 		var missing []string
 		expanded := envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 			m := envRef.FindStringSubmatch(ref)
-			if v, ok := os.LookupEnv(m[1]); ok {
+			if v, ok := lookup(m[1]); ok {
 				return v
 			}
 			if m[2] != "" {
@@ -126,7 +147,7 @@ func expandEnv(name string, n *yaml.Node) error {
 		return nil
 	}
 	for _, c := range n.Content {
-		if err := expandEnv(name, c); err != nil {
+		if err := expandEnv(name, c, lookup); err != nil {
 			return err
 		}
 	}

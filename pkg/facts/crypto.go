@@ -38,7 +38,7 @@ func LoadKey(dataDir string, logger *slog.Logger) ([]byte, error) {
 		}
 		return key, nil
 	}
-	path := filepath.Join(dataDir, "facts.key")
+	path := KeyPath(dataDir)
 	text, err := os.ReadFile(path)
 	if err == nil {
 		key, err := ParseKey(string(text))
@@ -71,6 +71,9 @@ func LoadKey(dataDir string, logger *slog.Logger) ([]byte, error) {
 	logger.Warn("created a facts encryption key: back it up, the facts cannot be read without it (or set "+KeyEnv+")", "path", path)
 	return key, nil
 }
+
+// KeyPath is the key file LoadKey uses when $HECTOR_FACTS_KEY is not set.
+func KeyPath(dataDir string) string { return filepath.Join(dataDir, "facts.key") }
 
 // sealer encrypts values with AES-256-GCM. Each ciphertext is bound to its
 // scope and key, so a row moved to another scope or key fails to open.

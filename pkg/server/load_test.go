@@ -67,7 +67,7 @@ func loadConfig(b *testing.B, backend string) *config.Config {
 		b.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
 		yaml += fmt.Sprintf("  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: \"%s search_path=%s\"}\n", os.Getenv(testdb.PostgresEnv), schema)
 	}
-	cfg, err := config.Parse("load.yaml", []byte(yaml))
+	cfg, err := config.Parse("load.yaml", []byte(yaml), config.Overrides{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -53,7 +53,7 @@ server:
       - {name: alice, key: %s, role: user, app: a, user: alice}
       - {name: bob, key: %s, role: user, app: a, user: bob}
     jwt: {hs256_secret_env: %s, app: a}
-`, t.TempDir(), adminKey, appAKey, appBKey, aliceKey, bobKey, jwtEnv)))
+`, t.TempDir(), adminKey, appAKey, appBKey, aliceKey, bobKey, jwtEnv)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

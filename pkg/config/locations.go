@@ -1,0 +1,88 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hectormem/hector/pkg/facts"
+)
+
+// Location is where one part of Hector keeps its data.
+type Location struct{ What, Where string }
+
+// Locations says where each store keeps its data, paths made absolute and
+// passwords left out: what `hector serve` prints at start-up, so a path
+// that is not where the operator meant it shows at once.
+func (c *Config) Locations() []Location {
+	s := c.Server
+	var out []Location
+	add := func(what, format string, args ...any) { out = append(out, Location{what, fmt.Sprintf(format, args...)}) }
+
+	add("data directory", "%s", abs(s.DataDir))
+	if s.Sessions.Backend == "inmemory" {
+		add("sessions", "memory (lost at exit)")
+	} else {
+		add("sessions", "%s", c.describeDatabase(s.Sessions.Database))
+	}
+	switch s.Artifacts.Backend {
+	case "inmemory":
+		add("artifacts", "memory (lost at exit)")
+	case "sql":
+		add("artifacts", "%s", c.describeDatabase(s.Artifacts.Database))
+	default:
+		add("artifacts", "%s", abs(s.Artifacts.Dir))
+	}
+	if s.Facts.Backend == "sql" {
+		add("facts", "%s", c.describeDatabase(s.Facts.Database))
+	} else {
+		add("facts", "memory (lost at exit)")
+	}
+	if os.Getenv(facts.KeyEnv) != "" {
+		add("facts key", "$%s", facts.KeyEnv)
+	} else {
+		add("facts key", "%s", abs(facts.KeyPath(s.DataDir)))
+	}
+	index := s.Index.Type
+	if s.Index.Store == "qdrant" {
+		index += fmt.Sprintf(", vectors in Qdrant at %s:%d collection %s", s.Index.Qdrant.Host, s.Index.Qdrant.Port, s.Index.Qdrant.Collection)
+	}
+	if *s.Index.Persist {
+		index += ", snapshot " + abs(c.IndexSnapshot())
+	} else {
+		index += ", in memory (rebuilt from the sessions at start)"
+	}
+	add("index", "%s", index)
+	return out
+}
+
+// IndexSnapshot is the file the in-process index is saved to.
+func (c *Config) IndexSnapshot() string {
+	return filepath.Join(c.Server.DataDir, "index", c.Server.Index.Type+".snapshot")
+}
+
+// describeDatabase names a database without its password.
+func (c *Config) describeDatabase(name string) string {
+	d := c.Databases[name]
+	switch d.Driver {
+	case "sqlite":
+		return "sqlite " + abs(d.DSN)
+	case "postgres":
+	default:
+		return d.Driver + " (databases." + name + ")"
+	}
+	pc, err := pgconn.ParseConfig(d.DSN)
+	if err != nil {
+		return "postgres (databases." + name + ".dsn cannot be read)"
+	}
+	return fmt.Sprintf("postgres %s@%s:%d/%s", pc.User, pc.Host, pc.Port, pc.Database)
+}
+
+func abs(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
