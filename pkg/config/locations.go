@@ -19,7 +19,9 @@ type Location struct{ What, Where string }
 func (c *Config) Locations() []Location {
 	s := c.Server
 	var out []Location
-	add := func(what, format string, args ...any) { out = append(out, Location{what, fmt.Sprintf(format, args...)}) }
+	add := func(what, format string, args ...any) {
+		out = append(out, Location{what, fmt.Sprintf(format, args...)})
+	}
 
 	add("data directory", "%s", abs(s.DataDir))
 	if s.Sessions.Backend == "inmemory" {
