@@ -107,7 +107,7 @@ func (s *hybridShard) removeSession(ctx context.Context, sessionID string) error
 }
 
 func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]SearchResult, error) {
-	candidates := max(4*limit, 40) // fusion needs more than the top few of each list
+	candidates := hybridCandidates(limit)
 	lists := map[string][]SearchResult{}
 	var err error
 	if lists["keyword"], err = s.keyword.search(ctx, query, candidates); err != nil {
@@ -116,6 +116,16 @@ func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]Se
 	if lists["vector"], err = s.vector.search(ctx, query, candidates); err != nil {
 		return nil, err
 	}
+	return fuse(lists, limit), nil
+}
+
+// hybridCandidates is how many results of each signal fusion looks at:
+// more than the top few of each list.
+func hybridCandidates(limit int) int { return max(4*limit, 40) }
+
+// fuse merges ranked lists by reciprocal rank fusion. Each result's
+// metadata says which lists found it and at which rank (1 = best).
+func fuse(lists map[string][]SearchResult, limit int) []SearchResult {
 	fused := map[eventKey]*SearchResult{}
 	for signal, results := range lists {
 		for rank, r := range results {
@@ -124,7 +134,7 @@ func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]Se
 			if f == nil {
 				f = &r
 				f.Score = 0
-				f.Metadata["signals"] = map[string]int{} // which lists found it, and at which rank (1 = best)
+				f.Metadata["signals"] = map[string]int{}
 				fused[key] = f
 			}
 			f.Score += 1 / float64(rrfK+rank+1)
@@ -136,5 +146,5 @@ func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]Se
 		out = append(out, *f)
 	}
 	sortResults(out)
-	return out[:min(limit, len(out))], nil
+	return out[:min(limit, len(out))]
 }

@@ -87,11 +87,14 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 func (c *Index) Name() string { return c.kind }
 
 // Cursor is how far along the sessions' change feed the index is.
-func (c *Index) Cursor() int64 {
+func (c *Index) Cursor(context.Context) (int64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.cursor
+	return c.cursor, nil
 }
+
+// Ready is always true of an index in the process.
+func (c *Index) Ready(context.Context) error { return nil }
 func (c *Index) IsPersisted() bool { return c.persist != nil }
 
 func validateOwner(app, user string) error {
@@ -106,19 +109,27 @@ func validateOwner(app, user string) error {
 	return nil
 }
 
-func (c *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse, error) {
+// validateSearch checks a request and returns its limit.
+func validateSearch(req *SearchRequest) (int, error) {
 	if req == nil {
-		return nil, fmt.Errorf("%w: search request is nil", ErrInvalidArgument)
+		return 0, fmt.Errorf("%w: search request is nil", ErrInvalidArgument)
 	}
 	if err := validateOwner(req.AppName, req.UserID); err != nil {
-		return nil, err
+		return 0, err
 	}
-	limit := req.Limit
 	switch {
-	case limit < 0 || limit > MaxLimit:
-		return nil, fmt.Errorf("%w: limit %d is outside 0..%d", ErrInvalidArgument, limit, MaxLimit)
-	case limit == 0:
-		limit = DefaultLimit
+	case req.Limit < 0 || req.Limit > MaxLimit:
+		return 0, fmt.Errorf("%w: limit %d is outside 0..%d", ErrInvalidArgument, req.Limit, MaxLimit)
+	case req.Limit == 0:
+		return DefaultLimit, nil
+	}
+	return req.Limit, nil
+}
+
+func (c *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse, error) {
+	limit, err := validateSearch(req)
+	if err != nil {
+		return nil, err
 	}
 	c.mu.RLock()
 	sh, stale := c.shards[owner{req.AppName, req.UserID}], c.stale
@@ -264,7 +275,7 @@ func (c *Index) CatchUp(ctx context.Context, sessions session.Service) error {
 		if len(resp.Changes) == 0 {
 			return nil
 		}
-		if err := c.applyChanges(ctx, resp.Changes, c); err != nil {
+		if err := applyChanges(ctx, c.opts.extract, resp.Changes, c); err != nil {
 			return err
 		}
 		c.mu.Lock()
@@ -273,9 +284,9 @@ func (c *Index) CatchUp(ctx context.Context, sessions session.Service) error {
 	}
 }
 
-// applyChanges applies a page of the change feed to target (c itself, or a
-// rebuild's private state), a session's run of appends at a time.
-func (c *Index) applyChanges(ctx context.Context, changes []session.Change, target changeTarget) error {
+// applyChanges applies a page of the change feed to target (a live index, or
+// a rebuild's private state), a session's run of appends at a time.
+func applyChanges(ctx context.Context, x Extraction, changes []session.Change, target changeTarget) error {
 	for i := 0; i < len(changes); {
 		ch := changes[i]
 		ref := sessionRef{owner{ch.AppName, ch.UserID}, ch.SessionID}
@@ -294,7 +305,7 @@ func (c *Index) applyChanges(ctx context.Context, changes []session.Change, targ
 			if ev.Seq <= mark {
 				continue
 			}
-			if doc, ok := c.opts.extract.documentOf(ref.id, ev); ok {
+			if doc, ok := x.documentOf(ref.id, ev); ok {
 				docs = append(docs, doc)
 			}
 			last = max(last, ev.Seq)
@@ -308,7 +319,7 @@ func (c *Index) applyChanges(ctx context.Context, changes []session.Change, targ
 	return nil
 }
 
-// changeTarget is where applyChanges writes: the live index or a rebuild's.
+// changeTarget is where applyChanges writes: a live index or a rebuild's.
 type changeTarget interface {
 	markOf(ref sessionRef) int64
 	addSession(ctx context.Context, ref sessionRef, docs []Document, last int64) error

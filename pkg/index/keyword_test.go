@@ -8,7 +8,7 @@ import (
 )
 
 func TestKeyword(t *testing.T) {
-	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewKeyword(opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -18,7 +18,7 @@ func TestKeyword(t *testing.T) {
 }
 
 func TestKeywordStemmed(t *testing.T) {
-	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewKeyword(append(opts, index.WithStemming(true))...)
 		if err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ var collections atomic.Int64
 // collection of its own, except that an index reopened on the same snapshot
 // file gets the collection it was saved with.
 func qdrantFactory(host string, port int, hybrid bool) indextest.Factory {
-	return func(t *testing.T, opts ...index.Option) *index.Index {
+	return func(t *testing.T, opts ...index.Option) index.Live {
 		name := fmt.Sprintf("hector_test_%d_%d", os.Getpid(), collections.Add(1))
 		if path := index.SnapshotPathOf(opts...); path != "" {
 			name = fmt.Sprintf("hector_test_%x", []byte(path))[:60]

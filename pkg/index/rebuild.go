@@ -16,15 +16,6 @@ type Progress struct {
 	Done                      bool
 }
 
-// build is a rebuild's private index, swapped in when complete.
-type build struct {
-	c        *Index
-	shards   map[owner]shard
-	marks    map[sessionRef]int64
-	progress Progress
-	reportTo func(Progress)
-}
-
 type progressKey struct{}
 
 // WithRebuildProgress returns a context whose rebuilds report to fn, for
@@ -33,76 +24,50 @@ func WithRebuildProgress(ctx context.Context, fn func(Progress)) context.Context
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
-func (b *build) markOf(ref sessionRef) int64 { return b.marks[ref] }
-
-func (b *build) addSession(ctx context.Context, ref sessionRef, docs []Document, last int64) error {
-	if len(docs) > 0 {
-		sh := b.shards[ref.owner]
-		if sh == nil {
-			var err error
-			if sh, err = b.c.engine.newShard(ref.owner); err != nil {
-				return err
-			}
-			b.shards[ref.owner] = sh
-		}
-		if err := sh.add(ctx, docs); err != nil {
-			return err
-		}
-	}
-	b.marks[ref] = max(b.marks[ref], last)
-	b.progress.Indexed += len(docs)
-	return nil
+// replay reads the source of truth into a target (a rebuild's private
+// state), counting what it reads and reporting progress as it goes. Every
+// index type rebuilds through it.
+type replay struct {
+	extract  Extraction
+	target   changeTarget
+	progress Progress
+	reportTo func(Progress)
 }
 
-func (b *build) clearSession(ctx context.Context, ref sessionRef) error {
-	delete(b.marks, ref)
-	if sh := b.shards[ref.owner]; sh != nil {
-		return sh.removeSession(ctx, ref.id)
-	}
-	return nil
-}
-
-func (b *build) report() {
-	if b.reportTo != nil {
-		b.reportTo(b.progress)
-	}
-}
-
-func (c *Index) Rebuild(ctx context.Context, sessions session.Service, appName, userID string) error {
-	if sessions == nil {
-		return fmt.Errorf("%w: Rebuild needs the session service to read from", ErrInvalidArgument)
-	}
-	if appName == "" && userID != "" {
-		return fmt.Errorf("%w: user %q given without its app", ErrInvalidArgument, userID)
-	}
-	b := &build{c: c, shards: map[owner]shard{}, marks: map[sessionRef]int64{}, reportTo: c.opts.progress}
+func newReplay(ctx context.Context, x Extraction, target changeTarget, reportTo func(Progress)) *replay {
 	if fn, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
-		b.reportTo = fn
+		reportTo = fn
 	}
-	var cursor int64
-	var err error
-	if userID != "" {
-		err = b.fromSessions(ctx, sessions, owner{appName, userID})
-	} else {
-		cursor, err = b.fromFeed(ctx, sessions, appName)
-	}
-	if err != nil {
-		for _, sh := range b.shards {
-			c.engine.dropShard(sh)
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", errCancelled, ctx.Err())
-		}
-		return fmt.Errorf("index: rebuild failed; the old index is unchanged: %w", err)
-	}
-	c.swapIn(b, appName, userID, cursor)
-	b.progress.Done = true
-	b.report()
-	return c.Save()
+	return &replay{extract: x, target: target, reportTo: reportTo}
 }
 
-// fromSessions reads one user's sessions in full.
-func (b *build) fromSessions(ctx context.Context, sessions session.Service, o owner) error {
+func (r *replay) markOf(ref sessionRef) int64 { return r.target.markOf(ref) }
+
+func (r *replay) addSession(ctx context.Context, ref sessionRef, docs []Document, last int64) error {
+	if err := r.target.addSession(ctx, ref, docs, last); err != nil {
+		return err
+	}
+	r.progress.Indexed += len(docs)
+	return nil
+}
+
+func (r *replay) clearSession(ctx context.Context, ref sessionRef) error {
+	return r.target.clearSession(ctx, ref)
+}
+
+func (r *replay) report() {
+	if r.reportTo != nil {
+		r.reportTo(r.progress)
+	}
+}
+
+func (r *replay) done() {
+	r.progress.Done = true
+	r.report()
+}
+
+// user reads one user's sessions in full.
+func (r *replay) user(ctx context.Context, sessions session.Service, o owner) error {
 	token := ""
 	for {
 		page, err := sessions.List(ctx, &session.ListRequest{AppName: o.app, UserID: o.user, PageSize: 100, PageToken: token})
@@ -121,17 +86,17 @@ func (b *build) fromSessions(ctx context.Context, sessions session.Service, o ow
 			var docs []Document
 			var last int64
 			for ev := range resp.Session.Events().All() {
-				if doc, ok := b.c.opts.extract.documentOf(ref.id, ev); ok {
+				if doc, ok := r.extract.documentOf(ref.id, ev); ok {
 					docs = append(docs, doc)
 				}
 				last = max(last, ev.Seq)
-				b.progress.Events++
+				r.progress.Events++
 			}
-			if err := b.addSession(ctx, ref, docs, last); err != nil {
+			if err := r.addSession(ctx, ref, docs, last); err != nil {
 				return err
 			}
-			b.progress.Sessions++
-			b.report()
+			r.progress.Sessions++
+			r.report()
 		}
 		if token = page.NextPageToken; token == "" {
 			return nil
@@ -139,9 +104,9 @@ func (b *build) fromSessions(ctx context.Context, sessions session.Service, o ow
 	}
 }
 
-// fromFeed replays the change feed from its start, keeping one app's
-// changes (or all, for appName ""), and returns where it ended.
-func (b *build) fromFeed(ctx context.Context, sessions session.Service, appName string) (int64, error) {
+// feed replays the change feed from its start, keeping one app's changes
+// (or all, for appName ""), and returns where it ended.
+func (r *replay) feed(ctx context.Context, sessions session.Service, appName string) (int64, error) {
 	var cursor int64
 	seen := map[sessionRef]bool{}
 	for {
@@ -167,17 +132,95 @@ func (b *build) fromFeed(ctx context.Context, sessions session.Service, appName 
 		for _, ch := range changes {
 			if ref := (sessionRef{owner{ch.AppName, ch.UserID}, ch.SessionID}); !seen[ref] && ch.Kind == session.ChangeEventAppended {
 				seen[ref] = true
-				b.progress.Sessions++
+				r.progress.Sessions++
 			}
 		}
-		b.progress.Events += len(changes)
-		if err := b.c.applyChanges(ctx, changes, b); err != nil {
+		r.progress.Events += len(changes)
+		if err := applyChanges(ctx, r.extract, changes, r); err != nil {
 			return 0, err
 		}
 		cursor = resp.Cursor
-		b.progress.Cursor, b.progress.Head = cursor, resp.Head
-		b.report()
+		r.progress.Cursor, r.progress.Head = cursor, resp.Head
+		r.report()
 	}
+}
+
+// validateRebuild checks a rebuild's arguments.
+func validateRebuild(sessions session.Service, appName, userID string) error {
+	if sessions == nil {
+		return fmt.Errorf("%w: Rebuild needs the session service to read from", ErrInvalidArgument)
+	}
+	if appName == "" && userID != "" {
+		return fmt.Errorf("%w: user %q given without its app", ErrInvalidArgument, userID)
+	}
+	return nil
+}
+
+// rebuildFailed says what became of a failed rebuild.
+func rebuildFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", errCancelled, ctx.Err())
+	}
+	return fmt.Errorf("index: rebuild failed; the old index is unchanged: %w", err)
+}
+
+// build is an in-process rebuild's private index, swapped in when complete.
+type build struct {
+	c      *Index
+	shards map[owner]shard
+	marks  map[sessionRef]int64
+}
+
+func (b *build) markOf(ref sessionRef) int64 { return b.marks[ref] }
+
+func (b *build) addSession(ctx context.Context, ref sessionRef, docs []Document, last int64) error {
+	if len(docs) > 0 {
+		sh := b.shards[ref.owner]
+		if sh == nil {
+			var err error
+			if sh, err = b.c.engine.newShard(ref.owner); err != nil {
+				return err
+			}
+			b.shards[ref.owner] = sh
+		}
+		if err := sh.add(ctx, docs); err != nil {
+			return err
+		}
+	}
+	b.marks[ref] = max(b.marks[ref], last)
+	return nil
+}
+
+func (b *build) clearSession(ctx context.Context, ref sessionRef) error {
+	delete(b.marks, ref)
+	if sh := b.shards[ref.owner]; sh != nil {
+		return sh.removeSession(ctx, ref.id)
+	}
+	return nil
+}
+
+func (c *Index) Rebuild(ctx context.Context, sessions session.Service, appName, userID string) error {
+	if err := validateRebuild(sessions, appName, userID); err != nil {
+		return err
+	}
+	b := &build{c: c, shards: map[owner]shard{}, marks: map[sessionRef]int64{}}
+	r := newReplay(ctx, c.opts.extract, b, c.opts.progress)
+	var cursor int64
+	var err error
+	if userID != "" {
+		err = r.user(ctx, sessions, owner{appName, userID})
+	} else {
+		cursor, err = r.feed(ctx, sessions, appName)
+	}
+	if err != nil {
+		for _, sh := range b.shards {
+			c.engine.dropShard(sh)
+		}
+		return rebuildFailed(ctx, err)
+	}
+	c.swapIn(b, appName, userID, cursor)
+	r.done()
+	return c.Save()
 }
 
 // swapIn replaces the live shards in the rebuild's scope with the rebuilt ones.

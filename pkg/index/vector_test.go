@@ -25,7 +25,7 @@ func hashEmbedder(t testing.TB, dims int) *embed.Hash {
 }
 
 func TestVectorChromem(t *testing.T) {
-	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewVector(hashEmbedder(t, 0), opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 }
 
 func TestHybrid(t *testing.T) {
-	indextest.Run(t, func(t *testing.T, opts ...index.Option) *index.Index {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewHybrid(hashEmbedder(t, 0), opts...)
 		if err != nil {
 			t.Fatal(err)

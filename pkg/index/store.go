@@ -1,0 +1,77 @@
+package index
+
+import (
+	"context"
+	"errors"
+)
+
+// Store is a search engine that holds an index outside the process
+// (Weaviate, Qdrant, PostgreSQL). Every replica writes to it and searches
+// it; none keeps a copy, so a replica's memory does not grow with the
+// number of events. Hector tokenizes, embeds and fuses; the store keeps
+// and scores. Every call is scoped to one owner, and a store must never
+// return another owner's document.
+type Store interface {
+	// Name says which store and where, for messages and start-up lines
+	// (never a credential).
+	Name() string
+	// Open connects and makes sure the live collection exists, creating it
+	// for fingerprint when there is none. A collection built with another
+	// fingerprint (another embedder, say) is an error wrapping
+	// ErrNeedsRebuild; any other error means the store cannot be reached.
+	Open(ctx context.Context, fingerprint string) error
+	// Ready reports whether the store answers.
+	Ready(ctx context.Context) error
+	StoreWriter
+	// Missing returns which of one session's events have no document in
+	// the store, so a document is embedded and written once.
+	Missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) ([]string, error)
+	// Search returns the owner's best documents for the query, best first:
+	// BM25 over Terms, or nearest to Vector (cosine similarity as the
+	// score); a query sets one of the two.
+	Search(ctx context.Context, o Owner, q StoreQuery) ([]SearchResult, error)
+	// Prune deletes the owner's documents that keep rejects: a scoped
+	// rebuild rewrites an owner's documents in place, then prunes the rest.
+	Prune(ctx context.Context, o Owner, keep func(sessionID, eventID string) bool) error
+	// Begin starts a full rebuild into a new collection beside the live
+	// one; committing it makes it the live one atomically.
+	Begin(ctx context.Context, fingerprint string) (StoreBuild, error)
+	Close() error
+}
+
+// StoreWriter writes documents: to the live collection, or to a rebuild's.
+type StoreWriter interface {
+	// Write stores docs, replacing any document of the same event: writing
+	// twice leaves one document.
+	Write(ctx context.Context, o Owner, docs []StoredDoc) error
+	DeleteSession(ctx context.Context, o Owner, sessionID string) error
+}
+
+// StoreBuild is a full rebuild's new collection.
+type StoreBuild interface {
+	StoreWriter
+	// Commit makes the new collection the live one and drops the old.
+	Commit(ctx context.Context) error
+	// Abort drops the new collection; the live one is unchanged.
+	Abort(ctx context.Context) error
+}
+
+// Owner is the (app, user) that a document belongs to.
+type Owner struct{ App, User string }
+
+// StoredDoc is a document as an external store keeps it.
+type StoredDoc struct {
+	Document
+	Terms  []string  // the keyword terms, nil for a vector index
+	Vector []float32 // nil for a keyword index
+}
+
+// StoreQuery is a search an external store runs.
+type StoreQuery struct {
+	Terms  []string
+	Vector []float32
+	Limit  int
+}
+
+// ErrStoreUnavailable wraps errors of an external store that cannot be reached.
+var ErrStoreUnavailable = errors.New("the index store is unavailable")

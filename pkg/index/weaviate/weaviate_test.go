@@ -1,0 +1,172 @@
+package weaviate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/indextest"
+	"github.com/hectormem/hector/pkg/index/weaviate"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// The tests run against a real Weaviate server: scripts/test starts one
+// and sets HECTOR_TEST_WEAVIATE_ADDR (host:port of its REST API).
+func server(t testing.TB) string {
+	addr := os.Getenv("HECTOR_TEST_WEAVIATE_ADDR")
+	if addr == "" {
+		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
+	}
+	return addr
+}
+
+var collections atomic.Int64
+
+// newStore returns a store on a collection no other test uses, dropped
+// when the test ends.
+func newStore(t testing.TB, name string) *weaviate.Store {
+	addr := server(t)
+	if name == "" {
+		name = fmt.Sprintf("HectorTest%d_%d", os.Getpid(), collections.Add(1))
+	}
+	s, err := weaviate.New(weaviate.Config{URL: "http://" + addr, GRPCAddress: os.Getenv("HECTOR_TEST_WEAVIATE_GRPC_ADDR"), Collection: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Drop(context.Background()) })
+	return s
+}
+
+func hash(t testing.TB, dims int) embed.Embedder {
+	h, err := embed.NewHash(dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func factory(kind string) indextest.Factory {
+	return func(t *testing.T, opts ...index.Option) index.Live {
+		var e embed.Embedder
+		if kind != "keyword" {
+			e = hash(t, 64)
+		}
+		idx, err := index.NewExternal(kind, newStore(t, ""), e, nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Ready(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+}
+
+func TestKeyword(t *testing.T) { indextest.Run(t, factory("keyword")) }
+func TestVector(t *testing.T)  { indextest.Run(t, factory("vector")) }
+func TestHybrid(t *testing.T)  { indextest.Run(t, factory("hybrid")) }
+
+// A replica that starts on a collection others filled sees what they wrote:
+// the process keeps nothing.
+func TestReplicasShareTheStore(t *testing.T) {
+	name := fmt.Sprintf("HectorShared%d", os.Getpid())
+	sessions := session.NewInMemoryService()
+	one, err := index.NewExternal("hybrid", newStore(t, name), hash(t, 64), nil, index.WithSessions(sessions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := index.NewExternal("hybrid", newStore(t, name), hash(t, 64), nil, index.WithSessions(sessions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the zeppelin leaves at noon")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := one.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	got, err := two.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
+	if err != nil || len(got.Results) != 1 || got.Results[0].Content != "the zeppelin leaves at noon" {
+		t.Fatalf("the second replica found %+v, %v; want the event the first indexed", got, err)
+	}
+	// Indexing through the second replica finds nothing missing: no duplicate.
+	if err := two.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := one.Search(t.Context(), &index.SearchRequest{Query: "zeppelin noon", AppName: "app", UserID: "u"}); len(got.Results) != 1 {
+		t.Errorf("after indexing through both replicas: %d results, want 1", len(got.Results))
+	}
+	// Deleting through one clears it for both.
+	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := two.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"}); len(got.Results) != 0 {
+		t.Errorf("a deleted session is still found: %+v", got.Results)
+	}
+}
+
+// A collection built by another embedder is refused until a rebuild.
+func TestAnotherEmbedderNeedsARebuild(t *testing.T) {
+	name := fmt.Sprintf("HectorFingerprint%d", os.Getpid())
+	sessions := session.NewInMemoryService()
+	if _, err := index.NewExternal("vector", newStore(t, name), hash(t, 64), nil); err != nil {
+		t.Fatal(err)
+	}
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other, err := index.NewExternal("vector", newStore(t, name), hash(t, 32), nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "app", UserID: "u"})
+	if !errors.Is(err, index.ErrNeedsRebuild) || !strings.Contains(err.Error(), "hector index rebuild") {
+		t.Fatalf("search on a collection of another embedder: %v, want one saying to rebuild", err)
+	}
+	if err := other.Rebuild(t.Context(), sessions, "app", "u"); !errors.Is(err, index.ErrNeedsRebuild) {
+		t.Errorf("a scoped rebuild of a stale collection: %v, want ErrNeedsRebuild", err)
+	}
+	if err := other.Rebuild(t.Context(), sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "app", UserID: "u"}); err != nil {
+		t.Errorf("after a full rebuild: %v", err)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	s, err := weaviate.New(weaviate.Config{URL: "http://127.0.0.1:1", Collection: "Nowhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	idx, err := index.NewExternal("keyword", s, nil, nil, quiet)
+	if err != nil {
+		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
+	}
+	err = idx.Ready(t.Context())
+	if !errors.Is(err, index.ErrStoreUnavailable) || !strings.Contains(err.Error(), "weaviate at 127.0.0.1:1") {
+		t.Errorf("Ready = %v, want an error naming the store and its address", err)
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrStoreUnavailable) {
+		t.Errorf("Search = %v, want ErrStoreUnavailable", err)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, cfg := range []weaviate.Config{{URL: "localhost:8080"}, {URL: "http://h:1", Collection: "lower"}, {URL: "http://h:1", Collection: "Has-Dash"}} {
+		if _, err := weaviate.New(cfg); !errors.Is(err, index.ErrInvalidArgument) {
+			t.Errorf("New(%+v) = %v, want ErrInvalidArgument", cfg, err)
+		}
+	}
+}
