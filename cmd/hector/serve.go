@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,12 +62,16 @@ func serve(cfg *config.Config) error {
 		return fmt.Errorf("cannot listen on %s: %w (is another server running? use --address)", cfg.Server.Address, err)
 	}
 	url := "http://" + listener.Addr().String()
-	release, err := datadir.Lock(cfg.Server.DataDir, "hector serve at "+url)
-	if err != nil {
-		listener.Close()
-		return fmt.Errorf("%w: one server per data directory", err)
+	// A replica whose stores are all shared keeps nothing of its own in
+	// the data directory, and needs no lock on it.
+	if local := cfg.LocalState(); len(local) > 0 {
+		release, err := datadir.Lock(cfg.Server.DataDir, "hector serve at "+url)
+		if err != nil {
+			listener.Close()
+			return fmt.Errorf("%w: one server per data directory (it holds %s)", err, strings.Join(local, ", "))
+		}
+		defer release()
 	}
-	defer release()
 
 	svcs, err := config.Open(ctx, cfg, logger)
 	if err != nil {

@@ -43,6 +43,19 @@ var schemas atomic.Int64
 // dropped when t ends. It skips t when HECTOR_TEST_POSTGRES_DSN is unset.
 func Postgres(t testing.TB) *gorm.DB {
 	t.Helper()
+	db, err := sqldb.OpenPostgres(PostgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sqldb.Close(db) })
+	return db
+}
+
+// PostgresDSN makes a new, empty schema on the test server, dropped when t
+// ends, and returns a DSN whose connections use it: for a process under
+// test. It skips t when HECTOR_TEST_POSTGRES_DSN is unset.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
 	dsn := os.Getenv(PostgresEnv)
 	if dsn == "" {
 		t.Skipf("%s is not set: no PostgreSQL server to test against (scripts/test starts one)", PostgresEnv)
@@ -55,16 +68,11 @@ func Postgres(t testing.TB) *gorm.DB {
 	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqldb.OpenPostgres(withSearchPath(dsn, schema))
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		sqldb.Close(db)
 		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
 		sqldb.Close(admin)
 	})
-	return db
+	return withSearchPath(dsn, schema)
 }
 
 func withSearchPath(dsn, schema string) string {

@@ -14,6 +14,8 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/position"
+	"github.com/hectormem/hector/pkg/index/weaviate"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
 )
@@ -23,7 +25,7 @@ import (
 type Services struct {
 	Sessions  session.Service
 	Artifacts artifacts.Service
-	Index     *index.Index
+	Index     index.Live
 	Facts     *facts.Service
 	dbs       map[string]*gorm.DB
 }
@@ -131,14 +133,31 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		return err
 	})
 
+	s.Index, err = s.openIndex(ctx, cfg, logger, o)
+	return err
+}
+
+func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) (index.Live, error) {
+	srv := cfg.Server
+	var e embed.Embedder
+	if srv.Index.Type != "keyword" {
+		var err error
+		if e, err = BuildEmbedder(cfg.Embedders[srv.Index.Embedder]); err != nil {
+			return nil, fmt.Errorf("embedders.%s: %w", srv.Index.Embedder, err)
+		}
+	}
 	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stemming)}
+	if srv.Index.External() {
+		opts = append(opts, index.WithSessions(s.Sessions))
+		return s.openExternal(ctx, cfg, e, opts)
+	}
 	if !o.noCatchUp { // following the sessions: catch up now, clear deleted sessions from now on
 		opts = append(opts, index.WithSessions(s.Sessions))
 	}
 	if *srv.Index.Persist {
 		path := cfg.IndexSnapshot()
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-			return fmt.Errorf("server.data_dir: %w", err)
+			return nil, fmt.Errorf("server.data_dir: %w", err)
 		}
 		opts = append(opts, index.WithSnapshot(path))
 	}
@@ -146,21 +165,46 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		q := srv.Index.Qdrant
 		opts = append(opts, index.WithQdrant(index.QdrantConfig{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection}))
 	}
+	var idx *index.Index
+	var err error
 	switch srv.Index.Type {
 	case "keyword":
-		s.Index, err = index.NewKeyword(opts...)
+		idx, err = index.NewKeyword(opts...)
+	case "vector":
+		idx, err = index.NewVector(e, opts...)
 	default:
-		e, eerr := BuildEmbedder(cfg.Embedders[srv.Index.Embedder])
-		if eerr != nil {
-			return fmt.Errorf("embedders.%s: %w", srv.Index.Embedder, eerr)
+		idx, err = index.NewHybrid(e, opts...)
+	}
+	if err != nil { // not a nil *Index in a non-nil interface
+		return nil, err
+	}
+	return idx, nil
+}
+
+// openExternal opens an index held in an external engine. Its place in the
+// change feed is kept in the sessions' database, so that any replica can
+// follow the feed; with sessions in memory, in the process.
+func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedder, opts []index.Option) (index.Live, error) {
+	w := cfg.Server.Index.Weaviate
+	store, err := weaviate.New(weaviate.Config{URL: w.URL, GRPCAddress: w.GRPCAddress, APIKey: os.Getenv(w.APIKeyEnv), Collection: w.Collection})
+	if err != nil {
+		return nil, fmt.Errorf("server.index.weaviate: %w", err)
+	}
+	pos := index.NewMemoryPosition()
+	if cfg.Server.Sessions.Backend == "sql" {
+		db, err := s.db(cfg, cfg.Server.Sessions.Database)
+		if err != nil {
+			return nil, err
 		}
-		if srv.Index.Type == "vector" {
-			s.Index, err = index.NewVector(e, opts...)
-		} else {
-			s.Index, err = index.NewHybrid(e, opts...)
+		if pos, err = position.NewSQL(ctx, db, "weaviate/"+w.Collection); err != nil {
+			return nil, err
 		}
 	}
-	return err
+	idx, err := index.NewExternal(cfg.Server.Index.Type, store, e, pos, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return idx, nil
 }
 
 // BuildEmbedder makes the embedder an embedders entry describes.
@@ -176,8 +220,13 @@ func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	}
 }
 
-// Ready reports whether the databases answer.
+// Ready reports whether the databases and the index store answer.
 func (s *Services) Ready(ctx context.Context) error {
+	if s.Index != nil {
+		if err := s.Index.Ready(ctx); err != nil {
+			return err
+		}
+	}
 	for name, db := range s.dbs {
 		sqlDB, err := db.DB()
 		if err == nil {

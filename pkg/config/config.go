@@ -122,12 +122,28 @@ type Sessions struct {
 type Index struct {
 	Type     string `yaml:"type"`     // keyword, vector or hybrid
 	Embedder string `yaml:"embedder"` // for vector and hybrid
-	Store    string `yaml:"store"`    // chromem or qdrant
+	// Store holds the index: in process (chromem for vectors; the default),
+	// or in an external engine every replica shares (weaviate; qdrant for
+	// vectors).
+	Store    string `yaml:"store"`
 	Stemming bool   `yaml:"stemming"`
-	// Persist keeps the index in a snapshot under the data directory (default true).
-	Persist *bool  `yaml:"persist"`
-	Qdrant  Qdrant `yaml:"qdrant"`
+	// Persist keeps an in-process index in a snapshot under the data
+	// directory (default true).
+	Persist  *bool    `yaml:"persist"`
+	Qdrant   Qdrant   `yaml:"qdrant"`
+	Weaviate Weaviate `yaml:"weaviate"`
 }
+
+// Weaviate is a Weaviate server.
+type Weaviate struct {
+	URL         string `yaml:"url"`          // its REST API, http(s)://host:port
+	GRPCAddress string `yaml:"grpc_address"` // host:port; batch writes go over gRPC when set
+	APIKeyEnv   string `yaml:"api_key_env"`
+	Collection  string `yaml:"collection"` // default HectorMemory
+}
+
+// External reports whether the index lives in an engine outside the process.
+func (i Index) External() bool { return i.Store == "weaviate" }
 
 // Qdrant is a Qdrant server.
 type Qdrant struct {

@@ -3,6 +3,8 @@ package config
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/hectormem/hector/pkg/index/weaviate"
 )
 
 // Defaults that make an empty configuration a working server.
@@ -59,8 +61,11 @@ func (c *Config) applyDefaults() {
 		s.Index.Stemming = true
 	}
 	if s.Index.Persist == nil {
-		persist := true
+		persist := !s.Index.External()
 		s.Index.Persist = &persist
+	}
+	if s.Index.Store == "weaviate" && s.Index.Weaviate.Collection == "" {
+		s.Index.Weaviate.Collection = weaviate.DefaultCollection
 	}
 	if s.Index.Type != "keyword" {
 		if s.Index.Store == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -51,12 +52,38 @@ func (c *Config) Locations() []Location {
 	if s.Index.Store == "qdrant" {
 		index += fmt.Sprintf(", vectors in Qdrant at %s:%d collection %s", s.Index.Qdrant.Host, s.Index.Qdrant.Port, s.Index.Qdrant.Collection)
 	}
-	if *s.Index.Persist {
+	switch {
+	case s.Index.Store == "weaviate":
+		index += fmt.Sprintf(", in Weaviate at %s collection %s", s.Index.Weaviate.URL, s.Index.Weaviate.Collection)
+	case *s.Index.Persist:
 		index += ", snapshot " + abs(c.IndexSnapshot())
-	} else {
+	default:
 		index += ", in memory (rebuilt from the sessions at start)"
 	}
 	add("index", "%s", index)
+	return out
+}
+
+// LocalState lists what this configuration keeps in the data directory
+// alone: while there is any, one process at a time may use the directory.
+// A replica whose stores are all shared (databases on a server, the index
+// in an external engine) keeps none and needs no lock.
+func (c *Config) LocalState() []string {
+	s := c.Server
+	var out []string
+	for _, use := range []struct{ backend, database string }{
+		{s.Sessions.Backend, s.Sessions.Database}, {s.Artifacts.Backend, s.Artifacts.Database}, {s.Facts.Backend, s.Facts.Database},
+	} {
+		if d := c.Databases[use.database]; use.backend == "sql" && d.Driver == "sqlite" && !slices.Contains(out, "the SQLite database") {
+			out = append(out, "the SQLite database")
+		}
+	}
+	if s.Artifacts.Backend == "filesystem" {
+		out = append(out, "the artifacts directory")
+	}
+	if *s.Index.Persist && !s.Index.External() {
+		out = append(out, "the index snapshot")
+	}
 	return out
 }
 

@@ -126,7 +126,18 @@ func (cfg *Config) validate() []*Error {
 	c.oneOf("server.index.type", s.Index.Type, "keyword", "vector", "hybrid")
 	if s.Index.Type != "keyword" {
 		c.ref("server.index.embedder", s.Index.Embedder, embedders)
-		c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant")
+		c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant", "weaviate")
+	} else if s.Index.Store != "" {
+		c.oneOf("server.index.store", s.Index.Store, "weaviate")
+	}
+	if s.Index.Store == "weaviate" {
+		if s.Index.Weaviate.URL == "" {
+			c.add("server.index.weaviate.url", "missing: the REST address of the Weaviate server, such as http://localhost:8080")
+		}
+		c.env("server.index.weaviate.api_key_env", s.Index.Weaviate.APIKeyEnv)
+		if *s.Index.Persist {
+			c.add("server.index.persist", "an index in Weaviate is kept by Weaviate: leave persist out")
+		}
 	}
 	if s.Index.Store == "qdrant" {
 		if s.Index.Qdrant.Host == "" {

@@ -193,7 +193,10 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 		n := hybridCandidates(limit)
 		var g errgroup.Group
 		lists := make([][]SearchResult, 2)
-		g.Go(func() (err error) { lists[0], err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n}, n); return err })
+		g.Go(func() (err error) {
+			lists[0], err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n}, n)
+			return err
+		})
 		g.Go(func() (err error) { lists[1], err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n}, n); return err })
 		if err = g.Wait(); err == nil {
 			resp.Results = fuse(map[string][]SearchResult{"keyword": lists[0], "vector": lists[1]}, limit)

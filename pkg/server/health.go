@@ -55,7 +55,10 @@ func newMetrics(svcs *config.Services) *metrics {
 	}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		cursor := svcs.Index.Cursor()
+		cursor, err := svcs.Index.Cursor(ctx)
+		if err != nil {
+			return -1
+		}
 		resp, err := svcs.Sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
 		if err != nil {
 			return -1

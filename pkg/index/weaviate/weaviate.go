@@ -159,7 +159,9 @@ func (s *Store) liveClass(ctx context.Context) (string, error) {
 	return a.Class, nil
 }
 
-func alreadyExists(err error) bool { return err != nil && strings.Contains(err.Error(), "already exists") }
+func alreadyExists(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "already exists")
+}
 
 func (s *Store) createClass(ctx context.Context, name, fingerprint string) error {
 	text := []string{"text"}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/index/weaviate"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb"
+)
+
+// Two stateless replicas on one PostgreSQL and one Weaviate, each with an
+// empty data directory of its own.
+func TestReplicas(t *testing.T) {
+	weaviateAddr := os.Getenv("HECTOR_TEST_WEAVIATE_ADDR")
+	if weaviateAddr == "" {
+		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
+	}
+	dsn := testdb.PostgresDSN(t)
+	collection := fmt.Sprintf("HectorReplicas%d_%d", os.Getpid(), time.Now().UnixNano())
+	store, err := weaviate.New(weaviate.Config{URL: "http://" + weaviateAddr, Collection: collection})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Drop(context.Background()) })
+	// Each replica names its connections, to tell which one holds the feed's lease.
+	config := func(name string) string {
+		path := filepath.Join(t.TempDir(), "hector.yaml")
+		yaml := fmt.Sprintf(`server:
+  sessions: {backend: sql, database: main}
+  artifacts: {backend: sql, database: main}
+  index:
+    type: hybrid
+    store: weaviate
+    weaviate: {url: "http://%s", collection: %s}
+databases:
+  main: {driver: postgres, dsn: "%s application_name=%s"}
+embedders:
+  local: {type: hash, dimensions: 64}
+`, weaviateAddr, collection, dsn, name)
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	env := []string{"HECTOR_FACTS_KEY=" + strings.Repeat("ab", 32)}
+	one := startIn(t, t.TempDir(), env, "--config", config("replica-one"), "--data-dir", t.TempDir())
+	if !strings.Contains(one.banner, "in Weaviate at http://"+weaviateAddr) {
+		t.Errorf("the start-up lines do not say where the index is:\n%s", one.banner)
+	}
+	two := startIn(t, t.TempDir(), env, "--config", config("replica-two"), "--data-dir", t.TempDir())
+
+	// An append acknowledged by one replica is found through the other at once.
+	u := "/v1/apps/app/users/alice"
+	one.call(t, "POST", u+"/sessions", map[string]any{"session_id": "s1"}, 201)
+	for i := range 10 {
+		word := fmt.Sprintf("quokka%d", i)
+		one.call(t, "POST", u+"/sessions/s1/events", text("the "+word+" came by"), 201)
+		res := two.call(t, "POST", u+"/memory:search", map[string]any{"query": word}, 200)
+		if got := res["results"].([]any); len(got) == 0 || !strings.Contains(got[0].(map[string]any)["content"].(string), word) {
+			t.Fatalf("right after the append of %q through one replica, the other finds %v", word, got)
+		}
+	}
+	// Another user sees none of it.
+	if res := two.call(t, "POST", "/v1/apps/app/users/bob/memory:search", map[string]any{"query": "quokka0 quokka1 came"}, 200); len(res["results"].([]any)) != 0 {
+		t.Fatalf("bob finds alice's events: %v", res)
+	}
+	// A session deleted through one replica is gone from the other's searches.
+	two.call(t, "DELETE", u+"/sessions/s1", nil, 204)
+	if res := one.call(t, "POST", u+"/memory:search", map[string]any{"query": "quokka3"}, 200); len(res["results"].([]any)) != 0 {
+		t.Fatalf("a session deleted through one replica is still found through the other: %v", res)
+	}
+
+	// Events written behind the replicas' backs (another writer on the
+	// database) reach the index through the replica that follows the feed.
+	// Kill that one in the middle: the other takes over, and every event
+	// is indexed exactly once.
+	db, err := sqldb.OpenPostgres(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqldb.Close(db)
+	sessions, err := session.NewSQLService(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := func() string {
+		var names []string
+		db.Raw(`SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted`).Scan(&names)
+		return strings.Join(names, ",")
+	}
+	waitFor(t, "a replica to lead the feed", func() bool { return leader() != "" })
+	follower, other, otherName := one, two, "replica-two"
+	if leader() == "replica-two" {
+		follower, other, otherName = two, one, "replica-one"
+	}
+	created, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "carol", SessionID: "load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events = 200
+	for i := range events {
+		if i == events/2 {
+			follower.cmd.Process.Signal(syscall.SIGKILL)
+		}
+		ev := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("wombat note w%d", i))}
+		if err := sessions.AppendEvent(t.Context(), created.Session, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the other replica to take the lease and catch up", func() bool {
+		return leader() == otherName && metric(t, other, "hector_index_lag_changes") == "0"
+	})
+	c := "/v1/apps/app/users/carol/memory:search"
+	res := other.call(t, "POST", c, map[string]any{"query": "wombat note", "limit": 1000}, 200)
+	seen := map[string]bool{}
+	for _, r := range res["results"].([]any) {
+		id := r.(map[string]any)["event_id"].(string)
+		if seen[id] {
+			t.Fatalf("event %s indexed twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != events {
+		t.Fatalf("%d of %d events written during the failover are indexed", len(seen), events)
+	}
+	for _, i := range []int{0, events/2 - 1, events / 2, events - 1} {
+		res := other.call(t, "POST", c, map[string]any{"query": fmt.Sprintf("w%d", i)}, 200)
+		if got := res["results"].([]any); len(got) == 0 || got[0].(map[string]any)["content"] != fmt.Sprintf("wombat note w%d", i) {
+			t.Errorf("w%d: %v", i, got)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing after 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// metric reads one unlabelled metric from a server's /metrics.
+func metric(t *testing.T, p *proc, name string) string {
+	resp, err := http.Get(p.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		if v, ok := strings.CutPrefix(lines.Text(), name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,114 @@
+package position_test
+
+import (
+	"fmt"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/index/position"
+)
+
+func TestSQLite(t *testing.T)   { run(t, testdb.SQLite(t)) }
+func TestPostgres(t *testing.T) { run(t, testdb.Postgres(t)) }
+
+func run(t *testing.T, db *gorm.DB) {
+	ctx := t.Context()
+	name := fmt.Sprintf("idx-%s", t.Name())
+	open := func() *position.SQL {
+		p, err := position.NewSQL(ctx, db, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p
+	}
+	one, two := open(), open()
+
+	// One leads at a time; asking again is cheap and keeps the lead.
+	for range 2 {
+		if ok, err := one.Lead(ctx); err != nil || !ok {
+			t.Fatalf("the first to ask does not lead: %v %v", ok, err)
+		}
+		if ok, err := two.Lead(ctx); err != nil || ok {
+			t.Fatalf("a second leader: %v %v", ok, err)
+		}
+	}
+
+	// The cursor moves by compare-and-set, and is shared.
+	if c, err := two.Cursor(ctx); err != nil || c != 0 {
+		t.Fatalf("a new cursor = %d, %v; want 0", c, err)
+	}
+	if ok, err := one.Advance(ctx, 0, 40); err != nil || !ok {
+		t.Fatalf("Advance(0, 40) = %v, %v", ok, err)
+	}
+	if ok, err := one.Advance(ctx, 0, 50); err != nil || ok {
+		t.Fatalf("Advance from a cursor it is not at = %v, %v; want false", ok, err)
+	}
+	if err := two.Rewind(ctx, 25); err != nil {
+		t.Fatal(err)
+	}
+	if err := two.Rewind(ctx, 30); err != nil { // not past 30: unchanged
+		t.Fatal(err)
+	}
+	if c, _ := one.Cursor(ctx); c != 25 {
+		t.Errorf("after rewinding to 25 then 30, cursor = %d; want 25", c)
+	}
+	// Another position keeps its own cursor.
+	other, err := position.NewSQL(ctx, db, name+"-other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if c, _ := other.Cursor(ctx); c != 0 {
+		t.Errorf("another index's cursor = %d", c)
+	}
+	if ok, _ := other.Lead(ctx); !ok {
+		t.Error("another index's lease is taken by this one's")
+	}
+
+	// The leader gives up (or dies): the other takes over.
+	if err := one.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := two.Lead(ctx); err != nil || !ok {
+		t.Fatalf("after the leader closed, the other does not lead: %v %v", ok, err)
+	}
+	if ok, _ := one.Lead(ctx); ok {
+		t.Error("the former leader leads again while the other does")
+	}
+}
+
+// A leader whose database connection dies loses the lease, and another
+// replica takes it over.
+func TestPostgresLeaderDies(t *testing.T) {
+	db := testdb.Postgres(t)
+	ctx := t.Context()
+	one, err := position.NewSQL(ctx, db, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	two, err := position.NewSQL(ctx, db, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.Close()
+	if ok, _ := one.Lead(ctx); !ok {
+		t.Fatal("no leader")
+	}
+	// Kill the backend holding the lock, as a crashed process's would go,
+	// and wait (up to 10 s) until it is gone.
+	var killed bool
+	err = db.Raw(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND granted`).Scan(&killed).Error
+	if err != nil || !killed {
+		t.Fatalf("terminating the leader's connection: %v %v", killed, err)
+	}
+	if ok, err := two.Lead(ctx); err != nil || !ok {
+		t.Fatalf("after the leader's connection died, the other does not lead: %v %v", ok, err)
+	}
+	if ok, _ := one.Lead(ctx); ok {
+		t.Error("the leader whose connection died still says it leads")
+	}
+}
