@@ -69,6 +69,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	base   string
 	banner string // what serve printed up to and including its URL
+	logs   *syncBuffer
 }
 
 // start runs `hector serve` and waits until it says where it serves.
@@ -109,7 +110,7 @@ func startIn(t *testing.T, wd string, env []string, args ...string) *proc {
 		t.Fatalf("serve printed %q", banner.String())
 	}
 	go io.Copy(io.Discard, out)
-	return &proc{cmd: cmd, base: "http://" + addr, banner: banner.String()}
+	return &proc{cmd: cmd, base: "http://" + addr, banner: banner.String(), logs: &logs}
 }
 
 func (p *proc) call(t *testing.T, method, path string, body any, want int) map[string]any {

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,38 +29,12 @@ func TestReplicas(t *testing.T) {
 		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
 	}
 	dsn := testdb.PostgresDSN(t)
-	collection := fmt.Sprintf("HectorReplicas%d_%d", os.Getpid(), time.Now().UnixNano())
-	store, err := weaviate.New(weaviate.Config{URL: "http://" + weaviateAddr, Collection: collection})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Drop(context.Background()) })
-	// Each replica names its connections, to tell which one holds the feed's lease.
-	config := func(name string) string {
-		path := filepath.Join(t.TempDir(), "hector.yaml")
-		yaml := fmt.Sprintf(`server:
-  sessions: {backend: sql, database: main}
-  artifacts: {backend: sql, database: main}
-  index:
-    type: hybrid
-    store: weaviate
-    weaviate: {url: "http://%s", collection: %s}
-databases:
-  main: {driver: postgres, dsn: "%s application_name=%s"}
-embedders:
-  local: {type: hash, dimensions: 64}
-`, weaviateAddr, collection, dsn, name)
-		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	env := []string{"HECTOR_FACTS_KEY=" + strings.Repeat("ab", 32)}
-	one := startIn(t, t.TempDir(), env, "--config", config("replica-one"), "--data-dir", t.TempDir())
+	config := replicaConfig(t, dsn, weaviateAddr)
+	one := startIn(t, t.TempDir(), replicaEnv, "--config", config("replica-one"), "--data-dir", t.TempDir())
 	if !strings.Contains(one.banner, "in Weaviate at http://"+weaviateAddr) {
 		t.Errorf("the start-up lines do not say where the index is:\n%s", one.banner)
 	}
-	two := startIn(t, t.TempDir(), env, "--config", config("replica-two"), "--data-dir", t.TempDir())
+	two := startIn(t, t.TempDir(), replicaEnv, "--config", config("replica-two"), "--data-dir", t.TempDir())
 
 	// An append acknowledged by one replica is found through the other at once.
 	u := "/v1/apps/app/users/alice"
@@ -139,6 +116,125 @@ embedders:
 			t.Errorf("w%d: %v", i, got)
 		}
 	}
+}
+
+// Replicas share the facts key, as they must.
+var replicaEnv = []string{"HECTOR_FACTS_KEY=" + strings.Repeat("ab", 32)}
+
+// replicaConfig returns a function writing the config of a replica on the
+// database at dsn and a collection of its own in the Weaviate at addr
+// (dropped when t ends). Each replica names its database connections, to
+// tell which one holds the feed's lease.
+func replicaConfig(t *testing.T, dsn, addr string) func(name string) string {
+	collection := fmt.Sprintf("HectorReplicas%d_%d", os.Getpid(), time.Now().UnixNano())
+	if store, err := weaviate.New(weaviate.Config{URL: "http://" + os.Getenv("HECTOR_TEST_WEAVIATE_ADDR"), Collection: collection}); err == nil {
+		t.Cleanup(func() { store.Drop(context.Background()) })
+	}
+	return func(name string) string {
+		path := filepath.Join(t.TempDir(), "hector.yaml")
+		yaml := fmt.Sprintf(`server:
+  sessions: {backend: sql, database: main}
+  artifacts: {backend: sql, database: main}
+  index:
+    type: hybrid
+    store: weaviate
+    weaviate: {url: "http://%s", collection: %s}
+databases:
+  main: {driver: postgres, dsn: "%s application_name=%s"}
+embedders:
+  local: {type: hash, dimensions: 64}
+`, addr, collection, dsn, name)
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+}
+
+// The index store unreachable at start-up and back later: serve starts and
+// says it is not ready, appends succeed, the lag shows in /metrics, and the
+// follower catches up when the store returns.
+func TestIndexStoreOutage(t *testing.T) {
+	weaviateAddr := os.Getenv("HECTOR_TEST_WEAVIATE_ADDR")
+	if weaviateAddr == "" {
+		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
+	}
+	proxy := newSwitchProxy(t, weaviateAddr)
+	config := replicaConfig(t, testdb.PostgresDSN(t), proxy.addr())
+	p := startIn(t, t.TempDir(), replicaEnv, "--config", config("outage"), "--data-dir", t.TempDir())
+	p.call(t, "GET", "/readyz", nil, 503)
+	if logs := p.logs.String(); !strings.Contains(logs, "weaviate at "+proxy.addr()) {
+		t.Errorf("the log does not name the unreachable store and its address:\n%s", logs)
+	}
+	u := "/v1/apps/app/users/dana"
+	p.call(t, "POST", u+"/sessions", map[string]any{"session_id": "s"}, 201)
+	for i := range 5 {
+		p.call(t, "POST", u+"/sessions/s/events", text(fmt.Sprintf("platypus%d sighting", i)), 201)
+	}
+	if lag := metric(t, p, "hector_index_lag_changes"); lag != "5" {
+		t.Errorf("index lag while the store is down = %q, want 5", lag)
+	}
+	proxy.up(true)
+	waitFor(t, "the index to catch up", func() bool { return metric(t, p, "hector_index_lag_changes") == "0" })
+	p.call(t, "GET", "/readyz", nil, 200)
+	res := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "platypus3"}, 200)
+	if got := res["results"].([]any); len(got) == 0 || got[0].(map[string]any)["content"] != "platypus3 sighting" {
+		t.Errorf("after the store came back, platypus3 finds %v", got)
+	}
+}
+
+// switchProxy forwards TCP connections to target while it is up, and
+// refuses them while it is down (as it starts).
+type switchProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	isUp   bool
+	target string
+}
+
+func newSwitchProxy(t *testing.T, target string) *switchProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &switchProxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			up := p.isUp
+			p.mu.Unlock()
+			if !up {
+				c.Close()
+				continue
+			}
+			go p.forward(c)
+		}
+	}()
+	return p
+}
+
+func (p *switchProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *switchProxy) up(on bool) {
+	p.mu.Lock()
+	p.isUp = on
+	p.mu.Unlock()
+}
+
+func (p *switchProxy) forward(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	go io.Copy(s, c)
+	io.Copy(c, s)
 }
 
 // waitFor polls cond until it holds, failing after 30 seconds.
