@@ -170,3 +170,35 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// Each index type retrieves on Weaviate within 0.05 of the same type in
+// process. go test -run TestRetrievalQuality -v prints the figures.
+func TestRetrievalQuality(t *testing.T) {
+	server(t)
+	for _, kind := range []string{"keyword", "vector", "hybrid"} {
+		var inProcess *index.Index
+		var err error
+		e := hash(t, 0)
+		switch kind {
+		case "keyword":
+			e = nil
+			inProcess, err = index.NewKeyword(index.WithStemming(true))
+		case "vector":
+			inProcess, err = index.NewVector(e)
+		default:
+			inProcess, err = index.NewHybrid(e, index.WithStemming(true))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		external, err := index.NewExternal(kind, newStore(t, ""), e, nil, index.WithStemming(kind != "vector"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := indextest.Retrieval(t, inProcess), indextest.Retrieval(t, external)
+		t.Logf("%-8s weaviate %s   in process %s", kind, got, want)
+		if got.Recall5 < want.Recall5-0.05 || got.MRR < want.MRR-0.05 {
+			t.Errorf("%s on Weaviate: %s, more than 0.05 below in process (%s)", kind, got, want)
+		}
+	}
+}
