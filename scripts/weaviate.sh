@@ -15,6 +15,17 @@ free_port() {
   done
 }
 
+# weaviate_ready succeeds when the server at port $1 says it is ready (bash
+# only: curl may not be installed).
+weaviate_ready() {
+  local status
+  exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null || return 1
+  printf 'GET /v1/.well-known/ready HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  read -r _ status _ <&3
+  exec 3>&-
+  [ "$status" = 200 ]
+}
+
 build_weaviate() {
   [ -x "$weaviate_bin_dir/weaviate-server" ] && return 0
   echo "scripts/test: building the Weaviate server $weaviate_version from the Go module proxy (once; about 3 minutes)"
@@ -38,7 +49,7 @@ start_weaviate() {
   ) &
   wv_pid=$!
   for _ in $(seq 1 120); do
-    if curl -fsS "http://127.0.0.1:$http/v1/.well-known/ready" >/dev/null 2>&1; then
+    if weaviate_ready "$http"; then
       export HECTOR_TEST_WEAVIATE_ADDR="127.0.0.1:$http" HECTOR_TEST_WEAVIATE_GRPC_ADDR="127.0.0.1:$grpc"
       echo "scripts/test: Weaviate $weaviate_version running on 127.0.0.1:$http (gRPC $grpc) in $wv_dir"
       return 0
