@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,14 +156,17 @@ func TestGatewayIdentityAndBadRequests(t *testing.T) {
 func TestGatewayClientPayloads(t *testing.T) {
 	var got []map[string]any
 	var paths []string
+	var mu sync.Mutex // handlers run on their connections' goroutines
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		var body map[string]any
 		raw, _ := io.ReadAll(r.Body)
 		json.Unmarshal(raw, &body)
+		mu.Lock()
 		got = append(got, body)
 		paths = append(paths, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
+		mu.Unlock()
 		switch r.URL.Path {
 		case "/memories/search":
 			w.Write([]byte(`{"results":[{"id":"e1","session_id":"chat:1","text":"t","score":0.5,"source_scope":"current_chat","resource_uri":""}]}`))
@@ -200,6 +204,7 @@ func TestGatewayClientPayloads(t *testing.T) {
 		`{"app_id":"app","messages":[{"content":"hi","role":"user","sender_id":"s","timestamp":1700000000000}],"project_id":"proj","session_id":"chat:1","user_id":"u1","user_key":"secret-key-1"}`,
 		`{"app_id":"app","project_id":"proj","session_id":"chat:1","user_id":"u1","user_key":"secret-key-1"}`,
 	}
+	mu.Lock()
 	for i, w := range want {
 		raw, _ := json.Marshal(got[i])
 		if string(raw) != w {
@@ -209,6 +214,7 @@ func TestGatewayClientPayloads(t *testing.T) {
 			t.Errorf("request %d: %s", i, paths[i])
 		}
 	}
+	mu.Unlock()
 	slow := &gateway.Client{BaseURL: srv.URL + "/slow", Timeout: 30 * time.Millisecond}
 	if _, err := slow.Search(t.Context(), gateway.SearchRequest{Identity: id}); !errors.As(err, &ge) || ge.Message != "timed out" {
 		t.Errorf("timeout: %v", err)
