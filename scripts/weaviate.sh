@@ -19,7 +19,7 @@ free_port() {
 # only: curl may not be installed).
 weaviate_ready() {
   local status
-  exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null || return 1
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
   printf 'GET /v1/.well-known/ready HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
   read -r _ status _ <&3
   exec 3>&-
