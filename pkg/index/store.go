@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"errors"
+
+	"github.com/google/uuid"
 )
 
 // Store is a search engine that holds an index outside the process
@@ -58,6 +60,16 @@ type StoreBuild interface {
 
 // Owner is the (app, user) that a document belongs to.
 type Owner struct{ App, User string }
+
+// Key names the owner by a hash (64 hex characters): usable where names
+// allow few characters, such as a store's tenant names.
+func (o Owner) Key() string { return hashHex(o.App, o.User) }
+
+// DocumentID is a document's ID in a store, a UUID derived from its owner,
+// session and event: writing an event again replaces its document.
+func DocumentID(o Owner, sessionID, eventID string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(hashHex(o.App, o.User, sessionID, eventID))).String()
+}
 
 // StoredDoc is a document as an external store keeps it.
 type StoredDoc struct {

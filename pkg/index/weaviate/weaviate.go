@@ -18,8 +18,6 @@ package weaviate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -28,7 +26,6 @@ import (
 	"time"
 
 	"github.com/go-openapi/strfmt"
-	"github.com/google/uuid"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/alias"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/auth"
@@ -198,13 +195,7 @@ func (s *Store) createClass(ctx context.Context, name, fingerprint string) error
 
 // tenant names the (app, user)'s tenant: a hash, since tenant names allow
 // only [A-Za-z0-9_-] and at most 64 characters.
-func tenant(o index.Owner) string { return "t" + hashHex(o.App, o.User)[:40] }
-
-// objectID is the document's ID: the same event always gets the same one,
-// so writing it again replaces it.
-func objectID(o index.Owner, sessionID, eventID string) string {
-	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(hashHex(o.App, o.User, sessionID, eventID))).String()
-}
+func tenant(o index.Owner) string { return "t" + o.Key()[:40] }
 
 // tenantMissing tells an error about a tenant that does not exist yet:
 // a user with no memory, not a failure.
@@ -222,7 +213,7 @@ func (s *Store) write(ctx context.Context, class string, o index.Owner, docs []i
 		objects := make([]*models.Object, n)
 		for i, d := range docs[:n] {
 			objects[i] = &models.Object{
-				Class: class, Tenant: tenant(o), ID: strfmt.UUID(objectID(o, d.SessionID, d.EventID)), Vector: d.Vector,
+				Class: class, Tenant: tenant(o), ID: strfmt.UUID(index.DocumentID(o, d.SessionID, d.EventID)), Vector: d.Vector,
 				Properties: map[string]any{
 					"terms": strings.Join(d.Terms, " "), "session": d.SessionID, "event": d.EventID, "app": o.App, "user": o.User,
 					"author": d.Author, "role": d.Role, "time": d.Timestamp.Format(time.RFC3339Nano), "text": d.Text, "seq": d.Seq,
@@ -467,15 +458,6 @@ func (b *build) Abort(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-func hashHex(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Drop deletes the collection: its alias and every generation.
