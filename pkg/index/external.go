@@ -46,9 +46,9 @@ type External struct {
 	opts     options
 	position Position
 
-	mu     sync.Mutex
-	opened bool
-	stale  error // the store's collection was built with another fingerprint
+	mu    sync.Mutex
+	fits  bool  // the store answered, with a collection made by this fingerprint
+	stale error // the store's collection was made with another fingerprint
 }
 
 // NewExternal returns an index of kind "keyword", "vector" or "hybrid" held
@@ -92,9 +92,6 @@ func NewExternal(kind string, store Store, e embed.Embedder, position Position, 
 func (x *External) Name() string      { return x.kind }
 func (x *External) IsPersisted() bool { return true }
 
-// Store names the store, for start-up lines and messages.
-func (x *External) Store() string { return x.store.Name() }
-
 // fingerprint names how documents are made: a collection made another way
 // (another embedder, stemming on or off) must be rebuilt.
 func (x *External) fingerprint() string {
@@ -108,11 +105,13 @@ func (x *External) fingerprint() string {
 	return strings.Join(fp, " ")
 }
 
-// open connects to the store once; until it succeeds, every call tries again.
+// open asks the store until it answers with a collection this index's
+// fingerprint fits; until then every call asks again, so a store that comes
+// back, or a rebuild that another process ran, is seen without a restart.
 func (x *External) open(ctx context.Context) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.opened {
+	if x.fits {
 		return nil
 	}
 	err := x.store.Open(ctx, x.fingerprint())
@@ -121,8 +120,9 @@ func (x *External) open(ctx context.Context) error {
 		x.stale = err
 	case err != nil:
 		return fmt.Errorf("%w: %s: %w", ErrStoreUnavailable, x.store.Name(), err)
+	default:
+		x.fits, x.stale = true, nil
 	}
-	x.opened = true
 	return nil
 }
 
@@ -458,7 +458,7 @@ func (x *External) rebuildAll(ctx context.Context, sessions session.Service) err
 		return rebuildFailed(ctx, err)
 	}
 	x.mu.Lock()
-	x.stale = nil
+	x.fits, x.stale = true, nil
 	x.mu.Unlock()
 	// Appends after cursor may have gone to the old collection: the
 	// follower applies them to the new one from there.

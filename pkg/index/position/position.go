@@ -61,16 +61,26 @@ func NewSQL(ctx context.Context, db *gorm.DB, name string) (*SQL, error) {
 
 func (p *SQL) postgres() bool { return p.db.Dialector.Name() == "postgres" }
 
-// leaders are the positions that lead in this process, by name, for
-// databases without advisory locks.
+// leaders are the positions that lead in this process, by database and
+// name, for databases without advisory locks.
 var leaders sync.Map
+
+type leaderKey struct {
+	db   *sql.DB
+	name string
+}
+
+func (p *SQL) leaderKey() leaderKey {
+	sqlDB, _ := p.db.DB()
+	return leaderKey{sqlDB, p.name}
+}
 
 func (p *SQL) Lead(ctx context.Context) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.postgres() {
 		if !p.held {
-			_, taken := leaders.LoadOrStore(p.name, p)
+			_, taken := leaders.LoadOrStore(p.leaderKey(), p)
 			p.held = !taken
 		}
 		return p.held, nil
@@ -137,7 +147,7 @@ func (p *SQL) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.held {
-		leaders.CompareAndDelete(p.name, p)
+		leaders.CompareAndDelete(p.leaderKey(), p)
 		p.held = false
 	}
 	if p.conn == nil {

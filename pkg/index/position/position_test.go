@@ -112,3 +112,18 @@ func TestPostgresLeaderDies(t *testing.T) {
 		t.Error("the leader whose connection died still says it leads")
 	}
 }
+
+// Without advisory locks the lease is per database: indexes of the same
+// name on two databases each lead.
+func TestSQLiteLeasePerDatabase(t *testing.T) {
+	for range 2 {
+		p, err := position.NewSQL(t.Context(), testdb.SQLite(t), "same-name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		if ok, err := p.Lead(t.Context()); err != nil || !ok {
+			t.Errorf("an index on its own database does not lead: %v %v", ok, err)
+		}
+	}
+}

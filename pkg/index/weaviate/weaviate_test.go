@@ -136,11 +136,70 @@ func TestAnotherEmbedderNeedsARebuild(t *testing.T) {
 	if err := other.Rebuild(t.Context(), sessions, "app", "u"); !errors.Is(err, index.ErrNeedsRebuild) {
 		t.Errorf("a scoped rebuild of a stale collection: %v, want ErrNeedsRebuild", err)
 	}
+	// Another replica with the new embedder waits for the rebuild too.
+	replica, err := index.NewExternal("vector", newStore(t, name), hash(t, 32), nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := other.Rebuild(t.Context(), sessions, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "app", UserID: "u"}); err != nil {
 		t.Errorf("after a full rebuild: %v", err)
+	}
+	if _, err := replica.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "app", UserID: "u"}); err != nil {
+		t.Errorf("after another process rebuilt the collection, a replica still refuses: %v", err)
+	}
+}
+
+// Rebuilding one user rewrites its documents and removes those the
+// sessions no longer hold, and touches no other user's.
+func TestScopedRebuildRemovesStaleDocuments(t *testing.T) {
+	store := newStore(t, "")
+	sessions := session.NewInMemoryService()
+	idx, err := index.NewExternal("keyword", store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "a kept narwhal")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	// Documents of a session the sessions do not hold, for u and for v.
+	for _, user := range []string{"u", "v"} {
+		stray := index.StoredDoc{Document: index.Document{SessionID: "gone", EventID: "e1", Text: "a stray narwhal"}, Terms: []string{"a", "stray", "narwhal"}}
+		if err := store.Write(t.Context(), index.Owner{App: "app", User: user}, []index.StoredDoc{stray}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func(user string) []string {
+		got, err := idx.Search(t.Context(), &index.SearchRequest{Query: "narwhal", AppName: "app", UserID: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, r := range got.Results {
+			texts = append(texts, r.Content)
+		}
+		return texts
+	}
+	if got := found("u"); len(got) != 2 {
+		t.Fatalf("before the rebuild u finds %q, want the kept and the stray document", got)
+	}
+	if err := idx.Rebuild(t.Context(), sessions, "app", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("u"); len(got) != 1 || got[0] != "a kept narwhal" {
+		t.Errorf("after rebuilding u, u finds %q, want only the kept document", got)
+	}
+	if got := found("v"); len(got) != 1 {
+		t.Errorf("rebuilding u changed v's documents: v finds %q", got)
 	}
 }
 
