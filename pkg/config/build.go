@@ -15,6 +15,7 @@ import (
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/index/position"
+	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
@@ -161,10 +162,6 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 		}
 		opts = append(opts, index.WithSnapshot(path))
 	}
-	if srv.Index.Store == "qdrant" {
-		q := srv.Index.Qdrant
-		opts = append(opts, index.WithQdrant(index.QdrantConfig{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection}))
-	}
 	var idx *index.Index
 	var err error
 	switch srv.Index.Type {
@@ -185,10 +182,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 // change feed is kept in the sessions' database, so that any replica can
 // follow the feed; with sessions in memory, in the process.
 func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedder, opts []index.Option) (index.Live, error) {
-	w := cfg.Server.Index.Weaviate
-	store, err := weaviate.New(weaviate.Config{URL: w.URL, GRPCAddress: w.GRPCAddress, APIKey: os.Getenv(w.APIKeyEnv), Collection: w.Collection})
+	store, err := openStore(cfg.Server.Index)
 	if err != nil {
-		return nil, fmt.Errorf("server.index.weaviate: %w", err)
+		return nil, err
 	}
 	pos := index.NewMemoryPosition()
 	if cfg.Server.Sessions.Backend == "sql" {
@@ -196,7 +192,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 		if err != nil {
 			return nil, err
 		}
-		if pos, err = position.NewSQL(ctx, db, "weaviate/"+w.Collection); err != nil {
+		if pos, err = position.NewSQL(ctx, db, storeName(cfg.Server.Index)); err != nil {
 			return nil, err
 		}
 	}
@@ -205,6 +201,32 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 		return nil, err
 	}
 	return idx, nil
+}
+
+func openStore(i Index) (index.Store, error) {
+	var store index.Store
+	var err error
+	switch i.Store {
+	case "qdrant":
+		q := i.Qdrant
+		store, err = qdrant.New(qdrant.Config{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection})
+	default:
+		w := i.Weaviate
+		store, err = weaviate.New(weaviate.Config{URL: w.URL, GRPCAddress: w.GRPCAddress, APIKey: os.Getenv(w.APIKeyEnv), Collection: w.Collection})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server.index.%s: %w", i.Store, err)
+	}
+	return store, nil
+}
+
+// storeName names an external index's place in the change feed: one per
+// store and collection, so two collections each get every event.
+func storeName(i Index) string {
+	if i.Store == "qdrant" {
+		return "qdrant/" + i.Qdrant.Collection
+	}
+	return "weaviate/" + i.Weaviate.Collection
 }
 
 // BuildEmbedder makes the embedder an embedders entry describes.

@@ -122,9 +122,9 @@ type Sessions struct {
 type Index struct {
 	Type     string `yaml:"type"`     // keyword, vector or hybrid
 	Embedder string `yaml:"embedder"` // for vector and hybrid
-	// Store holds the index: in process (chromem for vectors; the default),
-	// or in an external engine every replica shares (weaviate; qdrant for
-	// vectors).
+	// Store holds the index: in process (the default; chromem for
+	// vectors), or in an external engine every replica shares (weaviate or
+	// qdrant, for every type).
 	Store    string `yaml:"store"`
 	Stemming bool   `yaml:"stemming"`
 	// Persist keeps an in-process index in a snapshot under the data
@@ -143,7 +143,7 @@ type Weaviate struct {
 }
 
 // External reports whether the index lives in an engine outside the process.
-func (i Index) External() bool { return i.Store == "weaviate" }
+func (i Index) External() bool { return i.Store == "weaviate" || i.Store == "qdrant" }
 
 // Qdrant is a Qdrant server.
 type Qdrant struct {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
 )
 
@@ -83,7 +84,7 @@ func (c *Config) applyDefaults() {
 			s.Index.Qdrant.Port = 6334
 		}
 		if s.Index.Qdrant.Collection == "" {
-			s.Index.Qdrant.Collection = "hector_memory"
+			s.Index.Qdrant.Collection = qdrant.DefaultCollection
 		}
 	}
 	if s.Artifacts.Backend == "" {

@@ -49,10 +49,9 @@ func (c *Config) Locations() []Location {
 		add("facts key", "%s", abs(facts.KeyPath(s.DataDir)))
 	}
 	index := s.Index.Type
-	if s.Index.Store == "qdrant" {
-		index += fmt.Sprintf(", vectors in Qdrant at %s:%d collection %s", s.Index.Qdrant.Host, s.Index.Qdrant.Port, s.Index.Qdrant.Collection)
-	}
 	switch {
+	case s.Index.Store == "qdrant":
+		index += fmt.Sprintf(", in Qdrant at %s:%d collection %s", s.Index.Qdrant.Host, s.Index.Qdrant.Port, s.Index.Qdrant.Collection)
 	case s.Index.Store == "weaviate":
 		index += fmt.Sprintf(", in Weaviate at %s collection %s", s.Index.Weaviate.URL, s.Index.Weaviate.Collection)
 	case *s.Index.Persist:

@@ -128,20 +128,20 @@ func (cfg *Config) validate() []*Error {
 		c.ref("server.index.embedder", s.Index.Embedder, embedders)
 		c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant", "weaviate")
 	} else if s.Index.Store != "" {
-		c.oneOf("server.index.store", s.Index.Store, "weaviate")
+		c.oneOf("server.index.store", s.Index.Store, "qdrant", "weaviate")
+	}
+	if s.Index.External() && *s.Index.Persist {
+		c.add("server.index.persist", "an index in %s is kept by %[1]s: leave persist out", s.Index.Store)
 	}
 	if s.Index.Store == "weaviate" {
 		if s.Index.Weaviate.URL == "" {
 			c.add("server.index.weaviate.url", "missing: the REST address of the Weaviate server, such as http://localhost:8080")
 		}
 		c.env("server.index.weaviate.api_key_env", s.Index.Weaviate.APIKeyEnv)
-		if *s.Index.Persist {
-			c.add("server.index.persist", "an index in Weaviate is kept by Weaviate: leave persist out")
-		}
 	}
 	if s.Index.Store == "qdrant" {
 		if s.Index.Qdrant.Host == "" {
-			c.add("server.index.qdrant.host", "missing")
+			c.add("server.index.qdrant.host", "missing: the host of the Qdrant server (its gRPC port goes in port, default 6334)")
 		}
 		c.env("server.index.qdrant.api_key_env", s.Index.Qdrant.APIKeyEnv)
 	}

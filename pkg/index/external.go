@@ -105,6 +105,14 @@ func (x *External) fingerprint() string {
 	return strings.Join(fp, " ")
 }
 
+func (x *External) schema() Schema {
+	s := Schema{Fingerprint: x.fingerprint()}
+	if x.embedder != nil {
+		s.Dimensions = x.embedder.Dimensions()
+	}
+	return s
+}
+
 // open asks the store until it answers with a collection this index's
 // fingerprint fits; until then every call asks again, so a store that comes
 // back, or a rebuild that another process ran, is seen without a restart.
@@ -114,7 +122,7 @@ func (x *External) open(ctx context.Context) error {
 	if x.fits {
 		return nil
 	}
-	err := x.store.Open(ctx, x.fingerprint())
+	err := x.store.Open(ctx, x.schema())
 	switch {
 	case errors.Is(err, ErrNeedsRebuild):
 		x.stale = err
@@ -186,11 +194,16 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 	case "vector":
 		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: limit + 10}, limit)
 	default:
-		// Fused here, as in process, rather than by the store: a store's own
-		// fusion breaks ties between equal vectors its own way (so a rebuilt
-		// collection could rank differently from the live one) and does not
-		// say which signal found a result. The two searches run at once.
 		n := hybridCandidates(limit)
+		q := StoreQuery{Terms: terms, Vector: vec, Limit: limit + 10, Candidates: n}
+		if hs, ok := x.store.(HybridStore); ok {
+			resp.Results, err = x.fused(ctx, hs, o, q, limit)
+			break
+		}
+		// Otherwise fused here, as in process. (Weaviate's own fusion breaks
+		// ties between equal vectors its own way, so a rebuilt collection
+		// could rank differently from the live one, and does not say which
+		// signal found a result.) The two searches run at once.
 		var g errgroup.Group
 		lists := make([][]SearchResult, 2)
 		g.Go(func() (err error) {
@@ -206,6 +219,16 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 		return nil, err
 	}
 	return resp, nil
+}
+
+// fused runs a hybrid search that the store fuses itself.
+func (x *External) fused(ctx context.Context, hs HybridStore, o Owner, q StoreQuery, limit int) ([]SearchResult, error) {
+	results, err := hs.SearchHybrid(ctx, o, q)
+	if err != nil {
+		return nil, fmt.Errorf("index: searching %s: %w", x.store.Name(), err)
+	}
+	sortResults(results)
+	return results[:min(limit, len(results))], nil
 }
 
 // ranked runs one search on the store and orders its results as the
@@ -442,7 +465,7 @@ func (x *External) Rebuild(ctx context.Context, sessions session.Service, appNam
 }
 
 func (x *External) rebuildAll(ctx context.Context, sessions session.Service) error {
-	b, err := x.store.Begin(ctx, x.fingerprint())
+	b, err := x.store.Begin(ctx, x.schema())
 	if err != nil {
 		return rebuildFailed(ctx, err)
 	}

@@ -9,9 +9,10 @@ import (
 	"github.com/hectormem/hector/pkg/index/embed"
 )
 
-// rrfK is reciprocal rank fusion's constant (Cormack et al.): a result's
-// fused score is the sum over the lists that found it of 1/(rrfK + rank).
-const rrfK = 60
+// RRFK is reciprocal rank fusion's constant (Cormack et al.): a result's
+// fused score is the sum over the lists that found it of 1/(RRFK + rank),
+// ranks counted from 1.
+const RRFK = 60
 
 // NewHybrid returns a hybrid index (type "hybrid"): keyword and vector
 // candidates fused by reciprocal rank fusion. Each result's metadata says
@@ -21,11 +22,7 @@ func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("%w: a hybrid index needs an embedder", ErrInvalidArgument)
 	}
 	o := newOptions(opts)
-	ve, err := newVectorEngine(e, o)
-	if err != nil {
-		return nil, err
-	}
-	return newIndex("hybrid", &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: ve}, o)
+	return newIndex("hybrid", &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: newVectorEngine(e)}, o)
 }
 
 type hybridEngine struct {
@@ -137,7 +134,7 @@ func fuse(lists map[string][]SearchResult, limit int) []SearchResult {
 				f.Metadata["signals"] = map[string]int{}
 				fused[key] = f
 			}
-			f.Score += 1 / float64(rrfK+rank+1)
+			f.Score += 1 / float64(RRFK+rank+1)
 			f.Metadata["signals"].(map[string]int)[signal] = rank + 1
 		}
 	}

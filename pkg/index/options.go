@@ -16,7 +16,6 @@ type options struct {
 	logger       *slog.Logger
 	progress     func(Progress)
 	stem         bool
-	qdrant       *QdrantConfig
 }
 
 // WithExtraction chooses which events are indexed (default: user and assistant text).

@@ -18,10 +18,10 @@ type Store interface {
 	// (never a credential).
 	Name() string
 	// Open connects and makes sure the live collection exists, creating it
-	// for fingerprint when there is none. A collection built with another
+	// for schema when there is none. A collection built with another
 	// fingerprint (another embedder, say) is an error wrapping
 	// ErrNeedsRebuild; any other error means the store cannot be reached.
-	Open(ctx context.Context, fingerprint string) error
+	Open(ctx context.Context, schema Schema) error
 	// Ready reports whether the store answers.
 	Ready(ctx context.Context) error
 	StoreWriter
@@ -37,8 +37,27 @@ type Store interface {
 	Prune(ctx context.Context, o Owner, keep func(sessionID, eventID string) bool) error
 	// Begin starts a full rebuild into a new collection beside the live
 	// one; committing it makes it the live one atomically.
-	Begin(ctx context.Context, fingerprint string) (StoreBuild, error)
+	Begin(ctx context.Context, schema Schema) (StoreBuild, error)
 	Close() error
+}
+
+// Schema is what a store needs to know to make a collection.
+type Schema struct {
+	// Fingerprint names how documents are made: a collection made another
+	// way (another embedder, stemming on or off) must be rebuilt.
+	Fingerprint string
+	// Dimensions of the documents' vectors, 0 when they carry none.
+	Dimensions int
+}
+
+// HybridStore is a Store that fuses a keyword and a vector search itself,
+// in one request.
+type HybridStore interface {
+	Store
+	// SearchHybrid runs both searches of q (Terms and Vector), takes the
+	// best Candidates of each and fuses them by reciprocal rank fusion with
+	// the in-process index's constant, returning the best Limit.
+	SearchHybrid(ctx context.Context, o Owner, q StoreQuery) ([]SearchResult, error)
 }
 
 // StoreWriter writes documents: to the live collection, or to a rebuild's.
@@ -83,6 +102,8 @@ type StoreQuery struct {
 	Terms  []string
 	Vector []float32
 	Limit  int
+	// Candidates is how many results of each signal SearchHybrid fuses.
+	Candidates int
 }
 
 // ErrStoreUnavailable wraps errors of an external store that cannot be reached.

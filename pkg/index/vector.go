@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hectormem/hector/pkg/index/embed"
 )
@@ -28,31 +27,17 @@ type vectorShard interface {
 }
 
 // NewVector returns a vector index (type "vector"): documents embedded by
-// e and kept in chromem-go, in memory (persist with WithSnapshot), or in
-// Qdrant (WithQdrant).
+// e and kept in chromem-go, in memory (persist with WithSnapshot). To keep
+// them in an external engine instead, see NewExternal.
 func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%w: a vector index needs an embedder", ErrInvalidArgument)
 	}
-	o := newOptions(opts)
-	ve, err := newVectorEngine(e, o)
-	if err != nil {
-		return nil, err
-	}
-	return newIndex("vector", ve, o)
+	return newIndex("vector", newVectorEngine(e), newOptions(opts))
 }
 
-func newVectorEngine(e embed.Embedder, o options) (*vectorEngine, error) {
-	if o.qdrant == nil {
-		return &vectorEngine{embedder: e, store: newChromemStore()}, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store, err := newQdrantStore(ctx, *o.qdrant, e.Dimensions())
-	if err != nil {
-		return nil, err
-	}
-	return &vectorEngine{embedder: e, store: store}, nil
+func newVectorEngine(e embed.Embedder) *vectorEngine {
+	return &vectorEngine{embedder: e, store: newChromemStore()}
 }
 
 type vectorEngine struct {

@@ -32,15 +32,7 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 func external(b testing.TB, kind string) *index.External {
-	var e = hash(b, 384)
-	if kind == "keyword" {
-		e = nil
-	}
-	idx, err := index.NewExternal(kind, newStore(b, ""), e, nil, index.WithStemming(kind != "vector"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return idx
+	return indextest.External(b, kind, newStore(b, ""), 384)
 }
 
 // BenchmarkIndexHeap: what holding 100,000 events' index costs a replica's
@@ -54,7 +46,7 @@ func BenchmarkIndexHeap(b *testing.B) {
 				before := heapInUse()
 				var idx index.Service
 				if where == "in-process" {
-					idx, _ = index.NewHybrid(hash(b, 384), index.WithStemming(true))
+					idx, _ = index.NewHybrid(indextest.Hash(b, 384), index.WithStemming(true))
 				} else {
 					idx = external(b, "hybrid")
 				}

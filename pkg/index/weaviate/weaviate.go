@@ -114,7 +114,8 @@ func (s *Store) Close() error { return nil }
 
 const descriptionPrefix = "Hector search index; documents made by: "
 
-func (s *Store) Open(ctx context.Context, fingerprint string) error {
+func (s *Store) Open(ctx context.Context, schema index.Schema) error {
+	fingerprint := schema.Fingerprint
 	class, err := s.liveClass(ctx)
 	if err != nil {
 		return err
@@ -395,7 +396,7 @@ func (s *Store) Prune(ctx context.Context, o index.Owner, keep func(sessionID, e
 }
 
 // Begin makes the next generation's collection.
-func (s *Store) Begin(ctx context.Context, fingerprint string) (index.StoreBuild, error) {
+func (s *Store) Begin(ctx context.Context, schema index.Schema) (index.StoreBuild, error) {
 	live, err := s.liveClass(ctx)
 	if err != nil {
 		return nil, err
@@ -411,7 +412,7 @@ func (s *Store) Begin(ctx context.Context, fingerprint string) (index.StoreBuild
 	if err := s.client.Schema().ClassDeleter().WithClassName(next).Do(ctx); err != nil && !notFound(err) {
 		return nil, fmt.Errorf("dropping the unfinished collection %s: %w", next, err)
 	}
-	if err := s.createClass(ctx, next, fingerprint); err != nil {
+	if err := s.createClass(ctx, next, schema.Fingerprint); err != nil {
 		return nil, err
 	}
 	return &build{s: s, class: next, old: live}, nil

@@ -1,0 +1,78 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/internal/fakeqdrant"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// An index in Qdrant is an external one: no snapshot, its place in the
+// change feed in the sessions' database, appends found by a search.
+func TestOpenQdrantIndex(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	dir := t.TempDir()
+	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  index:
+    type: hybrid
+    store: qdrant
+    qdrant: {host: %s, port: %d}
+`, dir, fake.Host, fake.Port)), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(c.LocalState(), "the index snapshot") {
+		t.Errorf("an index in Qdrant keeps a snapshot: %v", c.LocalState())
+	}
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid, in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {
+		t.Errorf("locations: %s", got)
+	}
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svcs.Index.(*index.External); !ok {
+		t.Fatalf("the index is a %T, want an external one", svcs.Index)
+	}
+	resp, err := svcs.Sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the lighthouse keeper")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Index.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
+	if err != nil || len(got.Results) != 1 {
+		t.Fatalf("search = %+v, %v", got, err)
+	}
+	if fake.Points("hector_memory") != 1 {
+		t.Errorf("Qdrant holds %d points, want 1", fake.Points("hector_memory"))
+	}
+	if err := svcs.Index.CatchUp(t.Context(), svcs.Sessions); err != nil {
+		t.Fatal(err)
+	}
+	cursor, err := svcs.Index.Cursor(t.Context())
+	if err != nil || cursor == 0 {
+		t.Fatalf("the feed cursor after catching up = %d, %v", cursor, err)
+	}
+	svcs.Close()
+	again, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got, err := again.Index.Cursor(t.Context()); err != nil || got != cursor {
+		t.Errorf("the feed cursor after a restart = %d, %v; want %d, kept in the database", got, err, cursor)
+	}
+}

@@ -1,0 +1,216 @@
+package indextest
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// StoreFactory returns a store on a collection of its own, dropped when the
+// test ends. Calls with the same non-empty shared label within one test
+// return stores on one collection, as replicas sharing it would.
+type StoreFactory func(t testing.TB, shared string) index.Store
+
+// RunStore runs the suite on each kind of index ("keyword", "vector",
+// "hybrid") held in the stores newStore makes, then what only an external
+// store must show: replicas share it, a collection made another way is
+// refused until rebuilt, a scoped rebuild removes stale documents, and
+// retrieval is within 0.05 of the same kind in process.
+func RunStore(t *testing.T, newStore StoreFactory, kinds ...string) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) { Run(t, externalFactory(newStore, kind)) })
+	}
+	t.Run("ReplicasShareTheStore", func(t *testing.T) { testReplicasShare(t, newStore, kinds[len(kinds)-1]) })
+	t.Run("MadeAnotherWayNeedsARebuild", func(t *testing.T) { testMadeAnotherWay(t, newStore, slices.Contains(kinds, "vector")) })
+	t.Run("ScopedRebuildRemovesStaleDocuments", func(t *testing.T) { testScopedRebuildPrunes(t, newStore) })
+	t.Run("RetrievalQuality", func(t *testing.T) { testRetrievalQuality(t, newStore, kinds) })
+}
+
+// Hash returns the hash embedder with dims dimensions (0: its default).
+func Hash(t testing.TB, dims int) embed.Embedder {
+	h, err := embed.NewHash(dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// External returns an index of kind in store, stemming its terms, on a
+// hash embedder of dims dimensions.
+func External(t testing.TB, kind string, store index.Store, dims int, opts ...index.Option) *index.External {
+	var e embed.Embedder
+	if kind != "keyword" {
+		e = Hash(t, dims)
+	}
+	opts = append([]index.Option{index.WithStemming(kind != "vector")}, opts...)
+	idx, err := index.NewExternal(kind, store, e, nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func externalFactory(newStore StoreFactory, kind string) Factory {
+	return func(t *testing.T, opts ...index.Option) index.Live {
+		var e embed.Embedder
+		if kind != "keyword" {
+			e = Hash(t, 64)
+		}
+		idx, err := index.NewExternal(kind, newStore(t, ""), e, nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Ready(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+}
+
+func appendText(t *testing.T, sessions session.Service, app, user, id, text string) session.Session {
+	t.Helper()
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: app, UserID: user, SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Session
+}
+
+// A replica that starts on a collection others filled sees what they wrote:
+// the process keeps nothing.
+func testReplicasShare(t *testing.T, newStore StoreFactory, kind string) {
+	sessions := session.NewInMemoryService()
+	one := External(t, kind, newStore(t, "shared"), 64, index.WithSessions(sessions))
+	two := External(t, kind, newStore(t, "shared"), 64, index.WithSessions(sessions))
+	s := appendText(t, sessions, "app", "u", "s", "the zeppelin leaves at noon")
+	if err := one.Index(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := two.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
+	if err != nil || len(got.Results) != 1 || got.Results[0].Content != "the zeppelin leaves at noon" {
+		t.Fatalf("the second replica found %+v, %v; want the event the first indexed", got, err)
+	}
+	// Indexing through the second replica finds nothing missing: no duplicate.
+	if err := two.Index(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := one.Search(t.Context(), &index.SearchRequest{Query: "zeppelin noon", AppName: "app", UserID: "u"}); len(got.Results) != 1 {
+		t.Errorf("after indexing through both replicas: %d results, want 1", len(got.Results))
+	}
+	// Deleting through one clears it for both.
+	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := two.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"}); len(got.Results) != 0 {
+		t.Errorf("a deleted session is still found: %+v", got.Results)
+	}
+}
+
+// A collection made another way (another embedder; stemming on or off for
+// a keyword-only store) is refused until a full rebuild, which another
+// replica then sees without a restart.
+func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
+	sessions := session.NewInMemoryService()
+	appendText(t, sessions, "app", "u", "s", "the zeppelin leaves at noon")
+	kind, first, then := "keyword", []index.Option{index.WithStemming(true)}, []index.Option{index.WithStemming(false)}
+	dims := []int{64, 64}
+	if vectors {
+		kind, first, then, dims = "vector", nil, nil, []int{64, 32}
+	}
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := External(t, kind, newStore(t, "fingerprint"), dims[0], first...).Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	other := External(t, kind, newStore(t, "fingerprint"), dims[1], append(then, quiet)...)
+	_, err := other.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
+	if !errors.Is(err, index.ErrNeedsRebuild) || !strings.Contains(err.Error(), "hector index rebuild") {
+		t.Fatalf("search on a collection made another way: %v, want one saying to rebuild", err)
+	}
+	if err := other.Rebuild(t.Context(), sessions, "app", "u"); !errors.Is(err, index.ErrNeedsRebuild) {
+		t.Errorf("a scoped rebuild of a stale collection: %v, want ErrNeedsRebuild", err)
+	}
+	replica := External(t, kind, newStore(t, "fingerprint"), dims[1], append(then, quiet)...)
+	if err := other.Rebuild(t.Context(), sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"}); err != nil || len(got.Results) != 1 {
+		t.Errorf("after a full rebuild: %+v, %v; want the one event", got, err)
+	}
+	if _, err := replica.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"}); err != nil {
+		t.Errorf("after another process rebuilt the collection, a replica still refuses: %v", err)
+	}
+}
+
+// Rebuilding one user rewrites its documents and removes those the
+// sessions no longer hold, and touches no other user's.
+func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory) {
+	store := newStore(t, "")
+	sessions := session.NewInMemoryService()
+	idx := External(t, "keyword", store, 0)
+	if err := idx.Index(t.Context(), appendText(t, sessions, "app", "u", "kept", "a kept narwhal")); err != nil {
+		t.Fatal(err)
+	}
+	// Documents of a session the sessions do not hold, for u and for v.
+	for _, user := range []string{"u", "v"} {
+		stray := index.StoredDoc{Document: index.Document{SessionID: "gone", EventID: "e1", Text: "a stray narwhal"}, Terms: []string{"stray", "narwhal"}}
+		if err := store.Write(t.Context(), index.Owner{App: "app", User: user}, []index.StoredDoc{stray}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func(user string) []string {
+		got, err := idx.Search(t.Context(), &index.SearchRequest{Query: "narwhal", AppName: "app", UserID: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contents(got.Results)
+	}
+	if got := found("u"); len(got) != 2 {
+		t.Fatalf("before the rebuild u finds %q, want the kept and the stray document", got)
+	}
+	if err := idx.Rebuild(t.Context(), sessions, "app", "u"); err != nil {
+		t.Fatal(err)
+	}
+	if got := found("u"); len(got) != 1 || got[0] != "a kept narwhal" {
+		t.Errorf("after rebuilding u, u finds %q, want only the kept document", got)
+	}
+	if got := found("v"); len(got) != 1 {
+		t.Errorf("rebuilding u changed v's documents: v finds %q", got)
+	}
+}
+
+// Each kind retrieves within 0.05 of the same kind in process.
+// go test -run RetrievalQuality -v prints the figures.
+func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []string) {
+	for _, kind := range kinds {
+		e := Hash(t, 0)
+		var inProcess *index.Index
+		var err error
+		switch kind {
+		case "keyword":
+			inProcess, err = index.NewKeyword(index.WithStemming(true))
+		case "vector":
+			inProcess, err = index.NewVector(e)
+		default:
+			inProcess, err = index.NewHybrid(e, index.WithStemming(true))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := newStore(t, "")
+		want, got := Retrieval(t, inProcess), Retrieval(t, External(t, kind, store, 0))
+		t.Logf("%-8s %s: %s   in process: %s", kind, strings.SplitN(store.Name(), " ", 2)[0], got, want)
+		if got.Recall5 < want.Recall5-0.05 || got.MRR < want.MRR-0.05 {
+			t.Errorf("%s in %s: %s, more than 0.05 below in process (%s)", kind, store.Name(), got, want)
+		}
+	}
+}

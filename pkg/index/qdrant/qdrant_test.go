@@ -1,0 +1,243 @@
+package qdrant_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	qc "github.com/qdrant/go-client/qdrant"
+
+	"github.com/hectormem/hector/internal/fakeqdrant"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/indextest"
+	"github.com/hectormem/hector/pkg/index/qdrant"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+var collections atomic.Int64
+
+// stores makes stores on the Qdrant at host:port, each on a collection no
+// other test uses (or the test's shared one), dropped when the test ends.
+func stores(host string, port int) indextest.StoreFactory {
+	return func(t testing.TB, shared string) index.Store {
+		name := fmt.Sprintf("hector_test_%d_%d", os.Getpid(), collections.Add(1))
+		if shared != "" {
+			name = fmt.Sprintf("hector_test_%d_%08x", os.Getpid(), crc32.ChecksumIEEE([]byte(t.Name()+"/"+shared)))
+		}
+		s, err := qdrant.New(qdrant.Config{Host: host, Port: port, Collection: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Drop(context.Background()); s.Close() })
+		return s
+	}
+}
+
+func TestStore(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	indextest.RunStore(t, stores(fake.Host, fake.Port), "keyword", "vector", "hybrid")
+}
+
+// TestRealQdrant runs the same against a real Qdrant (1.16 or later) when
+// HECTOR_TEST_QDRANT_ADDR (host:gRPC port, such as localhost:6334) is set.
+func TestRealQdrant(t *testing.T) {
+	addr := os.Getenv("HECTOR_TEST_QDRANT_ADDR")
+	if addr == "" {
+		t.Skip("HECTOR_TEST_QDRANT_ADDR is not set")
+	}
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indextest.RunStore(t, stores(host, port), "keyword", "vector", "hybrid")
+}
+
+// What goes over the wire: every filtered request names the owner's key;
+// the owner is the tenant field; keyword search is sparse with the IDF
+// modifier; a hybrid search is one request fused by Qdrant.
+func TestRequests(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	store := stores(fake.Host, fake.Port)(t, "")
+	sessions := session.NewInMemoryService()
+	idx := indextest.External(t, "hybrid", store, 64, index.WithSessions(sessions))
+	for _, user := range []string{"alice", "bob"} {
+		resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "shared words "+user)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "shared words", AppName: "app", UserID: "alice"})
+	if err != nil || len(rs.Results) != 1 || rs.Results[0].SessionID != "alice-s" || rs.Results[0].Metadata["fused_by"] != "qdrant" {
+		t.Fatalf("alice's search = %+v, %v; want her event, fused by Qdrant", rs, err)
+	}
+	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "bob-s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Rebuild(t.Context(), sessions, "app", "alice"); err != nil {
+		t.Fatal(err)
+	}
+
+	requests := fake.Requests()
+	methods := map[string]int{}
+	for _, r := range requests {
+		methods[r.Method]++
+		for _, keys := range r.Filters {
+			if !slices.Contains(keys, "owner") {
+				t.Errorf("a %s request filtered on %q only", r.Method, keys)
+			}
+		}
+	}
+	for _, m := range []string{"Query", "Scroll", "Delete"} {
+		if methods[m] == 0 {
+			t.Errorf("no %s request was made; the test does not cover it (%v)", m, methods)
+		}
+	}
+	// The one search was one request: two prefetches and the main query.
+	var queries []fakeqdrant.Request
+	for _, r := range requests {
+		if r.Method == "Query" {
+			queries = append(queries, r)
+		}
+	}
+	if len(queries) != 1 || len(queries[0].Filters) != 3 {
+		t.Errorf("hybrid search requests: %+v, want one with two prefetches", queries)
+	}
+
+	name := store.(*qdrant.Store).Name()
+	coll := name[strings.LastIndex(name, " ")+1:]
+	owner := fake.FieldIndex(coll, "owner")
+	if owner == nil || !owner.GetFieldIndexParams().GetKeywordIndexParams().GetIsTenant() {
+		t.Errorf("the owner's payload index = %v, want a keyword index marked is_tenant", owner)
+	}
+	if n := fake.Points(coll); n != 1 {
+		t.Errorf("%d points after deleting bob's session, want alice's 1", n)
+	}
+}
+
+// The collection's sparse vector has Qdrant weigh terms by IDF, and
+// keyword results rank as BM25 would: a rare term outweighs a common one.
+func TestKeywordRanksByIDF(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	store := stores(fake.Host, fake.Port)(t, "")
+	idx := indextest.External(t, "keyword", store, 0)
+	sessions := session.NewInMemoryService()
+	texts := []string{"weather report for monday", "weather report for tuesday", "weather report for sunday", "weather looks fine", "zebras seen in the garden"}
+	for i, text := range texts {
+		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: fmt.Sprint("s", i)})
+		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := idx.Search(t.Context(), &index.SearchRequest{Query: "weather zebras", AppName: "app", UserID: "u"})
+	if err != nil || len(got.Results) != 5 || got.Results[0].Content != "zebras seen in the garden" {
+		t.Fatalf("search = %+v, %v; want all five, the zebras first", got, err)
+	}
+	if got.Results[1].Content != "weather looks fine" {
+		t.Errorf("second = %q, want the shortest weather message", got.Results[1].Content)
+	}
+}
+
+// A store that goes away mid-run fails calls with ErrStoreUnavailable and
+// serves again when it returns.
+func TestOutage(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	idx := indextest.External(t, "keyword", stores(fake.Host, fake.Port)(t, ""), 0)
+	if err := idx.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fake.SetDown(true)
+	if err := idx.Ready(t.Context()); err == nil {
+		t.Error("Ready while Qdrant is down: nil")
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); err == nil || !strings.Contains(err.Error(), "qdrant at 127.0.0.1") {
+		t.Errorf("Search while Qdrant is down = %v, want an error naming the store", err)
+	}
+	fake.SetDown(false)
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); err != nil {
+		t.Errorf("Search once Qdrant is back: %v", err)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	s, err := qdrant.New(qdrant.Config{Host: "127.0.0.1", Port: 1, Collection: "nowhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	idx, err := index.NewExternal("keyword", s, nil, nil, quiet)
+	if err != nil {
+		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
+	}
+	err = idx.Ready(t.Context())
+	if !errors.Is(err, index.ErrStoreUnavailable) || !strings.Contains(err.Error(), "qdrant at 127.0.0.1:1") {
+		t.Errorf("Ready = %v, want an error naming the store and its address", err)
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrStoreUnavailable) {
+		t.Errorf("Search = %v, want ErrStoreUnavailable", err)
+	}
+}
+
+// A collection that an older Hector made (vectors only, under the
+// configured name itself) is refused until a rebuild replaces it.
+func TestOlderCollectionIsReplacedByARebuild(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	client, err := qc.NewClient(&qc.Config{Host: fake.Host, Port: fake.Port, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	err = client.CreateCollection(t.Context(), &qc.CreateCollection{CollectionName: "old_memory",
+		VectorsConfig: qc.NewVectorsConfigMap(map[string]*qc.VectorParams{"v": {Size: 64, Distance: qc.Distance_Cosine}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := qdrant.New(qdrant.Config{Host: fake.Host, Port: fake.Port, Collection: "old_memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	idx := indextest.External(t, "vector", s, 64, quiet)
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrNeedsRebuild) {
+		t.Fatalf("Search on an older collection = %v, want ErrNeedsRebuild", err)
+	}
+	if err := idx.Rebuild(t.Context(), session.NewInMemoryService(), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); err != nil {
+		t.Errorf("Search after the rebuild: %v", err)
+	}
+	if got := fake.Collections(); !slices.Equal(got, []string{"old_memory_g1"}) {
+		t.Errorf("collections after the rebuild: %q, want only the new generation", got)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, cfg := range []qdrant.Config{{Port: 70000}, {Collection: "has space"}, {Collection: "a/b"}} {
+		if _, err := qdrant.New(cfg); !errors.Is(err, index.ErrInvalidArgument) {
+			t.Errorf("New(%+v) = %v, want ErrInvalidArgument", cfg, err)
+		}
+	}
+}
