@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
@@ -65,6 +67,15 @@ func (s *Services) db(cfg *Config, name string) (*gorm.DB, error) {
 	}
 	s.dbs[name] = db
 	return db, nil
+}
+
+// sqlDB is the database/sql handle of a named database.
+func (s *Services) sqlDB(cfg *Config, name string) (*sql.DB, error) {
+	db, err := s.db(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	return db.DB()
 }
 
 func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) error {
@@ -182,7 +193,7 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 // change feed is kept in the sessions' database, so that any replica can
 // follow the feed; with sessions in memory, in the process.
 func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedder, opts []index.Option) (index.Live, error) {
-	store, err := openStore(cfg.Server.Index)
+	store, err := s.openStore(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -203,10 +214,16 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 	return idx, nil
 }
 
-func openStore(i Index) (index.Store, error) {
+func (s *Services) openStore(cfg *Config) (index.Store, error) {
+	i := cfg.Server.Index
 	var store index.Store
 	var err error
 	switch i.Store {
+	case "postgres":
+		var db *sql.DB
+		if db, err = s.sqlDB(cfg, cfg.Server.Sessions.Database); err == nil {
+			store, err = pgsearch.New(db, i.Postgres.Table)
+		}
 	case "qdrant":
 		q := i.Qdrant
 		store, err = qdrant.New(qdrant.Config{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection})
@@ -223,7 +240,10 @@ func openStore(i Index) (index.Store, error) {
 // storeName names an external index's place in the change feed: one per
 // store and collection, so two collections each get every event.
 func storeName(i Index) string {
-	if i.Store == "qdrant" {
+	switch i.Store {
+	case "postgres":
+		return "postgres/" + i.Postgres.Table
+	case "qdrant":
 		return "qdrant/" + i.Qdrant.Collection
 	}
 	return "weaviate/" + i.Weaviate.Collection

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/fakeqdrant"
+	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -74,5 +75,53 @@ server:
 	defer again.Close()
 	if got, err := again.Index.Cursor(t.Context()); err != nil || got != cursor {
 		t.Errorf("the feed cursor after a restart = %d, %v; want %d, kept in the database", got, err, cursor)
+	}
+}
+
+// A keyword index in the sessions' PostgreSQL database: made there on
+// first start, found by a search right after an append.
+func TestOpenPostgresIndex(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: sql, database: pg}
+  artifacts: {backend: sql, database: pg}
+  index: {type: keyword, store: postgres}
+databases:
+  pg: {driver: postgres, dsn: %q}
+`, t.TempDir(), dsn)), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LocalState(); len(got) > 0 {
+		t.Errorf("a replica on PostgreSQL keeps %v in its data directory", got)
+	}
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index keyword, in the sessions' database, table hector_search") {
+		t.Errorf("locations: %s", got)
+	}
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcs.Close()
+	resp, err := svcs.Sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the lighthouse keeper")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Index.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
+	if err != nil || len(got.Results) != 1 {
+		t.Fatalf("search = %+v, %v", got, err)
+	}
+	db, _ := svcs.sqlDB(c, "pg")
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM hector_search").Scan(&n); err != nil || n != 1 {
+		t.Errorf("hector_search holds %d rows (%v), want 1", n, err)
 	}
 }

@@ -124,7 +124,7 @@ type Index struct {
 	Embedder string `yaml:"embedder"` // for vector and hybrid
 	// Store holds the index: in process (the default; chromem for
 	// vectors), or in an external engine every replica shares (weaviate or
-	// qdrant, for every type).
+	// qdrant, for every type; postgres, the sessions' database, for keyword).
 	Store    string `yaml:"store"`
 	Stemming bool   `yaml:"stemming"`
 	// Persist keeps an in-process index in a snapshot under the data
@@ -132,6 +132,12 @@ type Index struct {
 	Persist  *bool    `yaml:"persist"`
 	Qdrant   Qdrant   `yaml:"qdrant"`
 	Weaviate Weaviate `yaml:"weaviate"`
+	Postgres Postgres `yaml:"postgres"`
+}
+
+// Postgres is a keyword index in the sessions' PostgreSQL database.
+type Postgres struct {
+	Table string `yaml:"table"` // default hector_search
 }
 
 // Weaviate is a Weaviate server.
@@ -143,7 +149,9 @@ type Weaviate struct {
 }
 
 // External reports whether the index lives in an engine outside the process.
-func (i Index) External() bool { return i.Store == "weaviate" || i.Store == "qdrant" }
+func (i Index) External() bool {
+	return i.Store == "weaviate" || i.Store == "qdrant" || i.Store == "postgres"
+}
 
 // Qdrant is a Qdrant server.
 type Qdrant struct {

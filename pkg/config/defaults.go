@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
 )
@@ -64,6 +65,9 @@ func (c *Config) applyDefaults() {
 	if s.Index.Persist == nil {
 		persist := !s.Index.External()
 		s.Index.Persist = &persist
+	}
+	if s.Index.Store == "postgres" && s.Index.Postgres.Table == "" {
+		s.Index.Postgres.Table = pgsearch.DefaultTable
 	}
 	if s.Index.Store == "weaviate" && s.Index.Weaviate.Collection == "" {
 		s.Index.Weaviate.Collection = weaviate.DefaultCollection

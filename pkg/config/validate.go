@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -126,9 +127,21 @@ func (cfg *Config) validate() []*Error {
 	c.oneOf("server.index.type", s.Index.Type, "keyword", "vector", "hybrid")
 	if s.Index.Type != "keyword" {
 		c.ref("server.index.embedder", s.Index.Embedder, embedders)
-		c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant", "weaviate")
+		if s.Index.Store == "postgres" {
+			c.add("server.index.store", "postgres holds keyword indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
+		} else {
+			c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant", "weaviate")
+		}
 	} else if s.Index.Store != "" {
-		c.oneOf("server.index.store", s.Index.Store, "qdrant", "weaviate")
+		c.oneOf("server.index.store", s.Index.Store, "postgres", "qdrant", "weaviate")
+	}
+	if s.Index.Store == "postgres" {
+		if d := cfg.Databases[s.Sessions.Database]; s.Sessions.Backend != "sql" || d.Driver != "postgres" {
+			c.add("server.index.store", "postgres keeps the index in the sessions' database, which must be PostgreSQL (server.sessions: {backend: sql, database: <a postgres database>})")
+		}
+		if err := pgsearch.CheckTable(s.Index.Postgres.Table); err != nil {
+			c.add("server.index.postgres.table", "%v", err)
+		}
 	}
 	if s.Index.External() && *s.Index.Persist {
 		c.add("server.index.persist", "an index in %s is kept by %[1]s: leave persist out", s.Index.Store)
