@@ -43,20 +43,7 @@ server:
 	if _, ok := svcs.Index.(*index.External); !ok {
 		t.Fatalf("the index is a %T, want an external one", svcs.Index)
 	}
-	resp, err := svcs.Sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svcs.Sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the lighthouse keeper")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := svcs.Index.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
-	}
-	got, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
-	if err != nil || len(got.Results) != 1 {
-		t.Fatalf("search = %+v, %v", got, err)
-	}
+	appendAndFind(t, svcs)
 	if fake.Points("hector_memory") != 1 {
 		t.Errorf("Qdrant holds %d points, want 1", fake.Points("hector_memory"))
 	}
@@ -105,6 +92,18 @@ databases:
 		t.Fatal(err)
 	}
 	defer svcs.Close()
+	appendAndFind(t, svcs)
+	db, _ := svcs.sqlDB(c, "pg")
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM hector_search").Scan(&n); err != nil || n != 1 {
+		t.Errorf("hector_search holds %d rows (%v), want 1", n, err)
+	}
+}
+
+// appendAndFind appends an event, indexes it as the server does after an
+// append, and finds it.
+func appendAndFind(t *testing.T, svcs *Services) {
+	t.Helper()
 	resp, err := svcs.Sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u"})
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +117,5 @@ databases:
 	got, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
 	if err != nil || len(got.Results) != 1 {
 		t.Fatalf("search = %+v, %v", got, err)
-	}
-	db, _ := svcs.sqlDB(c, "pg")
-	var n int
-	if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM hector_search").Scan(&n); err != nil || n != 1 {
-		t.Errorf("hector_search holds %d rows (%v), want 1", n, err)
 	}
 }

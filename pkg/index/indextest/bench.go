@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -92,4 +93,61 @@ func BenchSearch(b *testing.B, idx index.Service, sessions session.Service) {
 	b.ReportMetric(float64(durations[len(durations)/2]), "p50-ns")
 	b.ReportMetric(float64(durations[len(durations)*99/100]), "p99-ns")
 	b.ReportMetric(rate, "rebuild-events/s") // after the loop, which resets reported metrics
+}
+
+// BenchStore measures each kind of index held in stores from newStore, at
+// 10,000 and 100,000 events of one user: each case rebuilds the events
+// into a fresh collection (rebuild-events/s), then measures that user's
+// searches (p50-ns, p99-ns).
+func BenchStore(b *testing.B, newStore StoreFactory, kinds ...string) {
+	for _, n := range []int{10_000, 100_000} {
+		var sessions session.Service
+		for _, kind := range kinds {
+			b.Run(fmt.Sprintf("%s/events=%d", kind, n), func(b *testing.B) {
+				if sessions == nil {
+					sessions = FillUsers(b, 1, n)
+				}
+				BenchSearch(b, External(b, kind, newStore(b, ""), 384), sessions)
+			})
+		}
+	}
+}
+
+// BenchIndexHeap reports what holding 100,000 events' index (10 users)
+// costs a replica's heap (index-heap-MB): in process, and in a store from
+// newStore.
+func BenchIndexHeap(b *testing.B, newStore StoreFactory, kind string) {
+	sessions := FillUsers(b, 10, 10_000)
+	for _, where := range []string{"in-process", "store"} {
+		b.Run(kind+"/"+where, func(b *testing.B) {
+			for b.Loop() {
+				before := heapInUse()
+				var idx index.Service
+				var err error
+				switch {
+				case where == "store":
+					idx = External(b, kind, newStore(b, ""), 384)
+				case kind == "keyword":
+					idx, err = index.NewKeyword(index.WithStemming(true))
+				default:
+					idx, err = index.NewHybrid(Hash(b, 384), index.WithStemming(true))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := idx.Rebuild(b.Context(), sessions, "", ""); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(heapInUse()-before)/(1<<20), "index-heap-MB")
+				runtime.KeepAlive(idx)
+			}
+		})
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
 }

@@ -214,3 +214,21 @@ func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []string) {
 		}
 	}
 }
+
+// Unreachable checks an index on a store that cannot be reached: creating
+// it succeeds (a server starts anyway), while Ready and Search fail with
+// ErrStoreUnavailable and say which store, where.
+func Unreachable(t *testing.T, store index.Store, where string) {
+	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	idx, err := index.NewExternal("keyword", store, nil, nil, quiet)
+	if err != nil {
+		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
+	}
+	err = idx.Ready(t.Context())
+	if !errors.Is(err, index.ErrStoreUnavailable) || !strings.Contains(err.Error(), where) {
+		t.Errorf("Ready = %v, want an error naming the store and its address (%s)", err, where)
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrStoreUnavailable) {
+		t.Errorf("Search = %v, want ErrStoreUnavailable", err)
+	}
+}

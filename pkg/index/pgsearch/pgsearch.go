@@ -128,6 +128,8 @@ func (s *Store) create(ctx context.Context, table, fingerprint string, replace b
 			CONSTRAINT `+table+`_pkey PRIMARY KEY (app_name, user_id, session_id, event_id)
 		)`,
 		`CREATE INDEX IF NOT EXISTS `+table+`_terms ON `+table+` USING gin (terms)`,
+		// BM25's statistics of one owner, read from the index alone.
+		`CREATE INDEX IF NOT EXISTS `+table+`_lengths ON `+table+` (app_name, user_id) INCLUDE (length)`,
 	)
 	for i, stmt := range stmts {
 		var args []any
@@ -278,29 +280,31 @@ func scan[T any](rows *sql.Rows) func(yield func(T, error) bool) {
 }
 
 // searchSQL ranks the owner's documents that hold any query term by BM25,
-// with that owner's document frequencies and average length. Ties go to
-// the newer event, as in process.
+// with that owner's document frequencies and average length, keeping the
+// best $5 before reading their content. Ties go to the newer event, as in
+// process.
 const searchSQL = `
 WITH matched AS (
-	SELECT session_id, event_id, length, terms FROM %[1]s
+	SELECT session_id, event_id, time_ns, length, terms FROM %[1]s
 	WHERE app_name = $1 AND user_id = $2 AND terms @@ $3::text::tsquery
 ), hits AS (
-	SELECT m.session_id, m.event_id, m.length, u.lexeme, cardinality(u.positions) AS tf
+	SELECT m.session_id, m.event_id, m.time_ns, m.length, u.lexeme, cardinality(u.positions) AS tf
 	FROM matched m, unnest(m.terms) u WHERE u.lexeme = ANY($4::text[])
 ), df AS (
 	SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme
 ), stats AS (
 	SELECT count(*)::float8 AS n, avg(length)::float8 AS avg_length FROM %[1]s WHERE app_name = $1 AND user_id = $2
-), scores AS (
-	SELECT h.session_id, h.event_id,
+), best AS (
+	SELECT h.session_id, h.event_id, h.time_ns,
 		sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * (%[2]g + 1) / (h.tf + %[2]g * (1 - %[3]g + %[3]g * h.length / s.avg_length))) AS score
 	FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s
-	GROUP BY h.session_id, h.event_id
+	GROUP BY h.session_id, h.event_id, h.time_ns
+	ORDER BY score DESC, h.time_ns DESC, h.session_id, h.event_id
+	LIMIT $5
 )
-SELECT d.session_id, d.event_id, d.seq, d.author, d.role, d.time_ns, d.content, sc.score
-FROM scores sc JOIN %[1]s d ON d.app_name = $1 AND d.user_id = $2 AND d.session_id = sc.session_id AND d.event_id = sc.event_id
-ORDER BY sc.score DESC, d.time_ns DESC, d.session_id, d.event_id
-LIMIT $5`
+SELECT d.session_id, d.event_id, d.seq, d.author, d.role, d.time_ns, d.content, b.score
+FROM best b JOIN %[1]s d ON d.app_name = $1 AND d.user_id = $2 AND d.session_id = b.session_id AND d.event_id = b.event_id
+ORDER BY b.score DESC, b.time_ns DESC, b.session_id, b.event_id`
 
 func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) ([]index.SearchResult, error) {
 	if q.Vector != nil {
@@ -403,6 +407,7 @@ func (b *build) Commit(ctx context.Context) error {
 		`ALTER TABLE ` + b.table + ` RENAME TO ` + live,
 		`ALTER INDEX ` + b.table + `_pkey RENAME TO ` + live + `_pkey`,
 		`ALTER INDEX ` + b.table + `_terms RENAME TO ` + live + `_terms`,
+		`ALTER INDEX ` + b.table + `_lengths RENAME TO ` + live + `_lengths`,
 	} {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("switching to the rebuilt table: %w", err)

@@ -7,10 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,19 +49,7 @@ func TestStore(t *testing.T) {
 // TestRealQdrant runs the same against a real Qdrant (1.16 or later) when
 // HECTOR_TEST_QDRANT_ADDR (host:gRPC port, such as localhost:6334) is set.
 func TestRealQdrant(t *testing.T) {
-	addr := os.Getenv("HECTOR_TEST_QDRANT_ADDR")
-	if addr == "" {
-		t.Skip("HECTOR_TEST_QDRANT_ADDR is not set")
-	}
-	host, portText, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil {
-		t.Fatal(err)
-	}
-	indextest.RunStore(t, stores(host, port), "keyword", "vector", "hybrid")
+	indextest.RunStore(t, realQdrant(t), "keyword", "vector", "hybrid")
 }
 
 // What goes over the wire: every filtered request names the owner's key;
@@ -186,18 +172,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx, err := index.NewExternal("keyword", s, nil, nil, quiet)
-	if err != nil {
-		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
-	}
-	err = idx.Ready(t.Context())
-	if !errors.Is(err, index.ErrStoreUnavailable) || !strings.Contains(err.Error(), "qdrant at 127.0.0.1:1") {
-		t.Errorf("Ready = %v, want an error naming the store and its address", err)
-	}
-	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrStoreUnavailable) {
-		t.Errorf("Search = %v, want ErrStoreUnavailable", err)
-	}
+	indextest.Unreachable(t, s, "qdrant at 127.0.0.1:1")
 }
 
 // A collection that an older Hector made (vectors only, under the

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
-	"log/slog"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -52,18 +49,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx, err := index.NewExternal("keyword", s, nil, nil, quiet)
-	if err != nil {
-		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
-	}
-	err = idx.Ready(t.Context())
-	if !errors.Is(err, index.ErrStoreUnavailable) || !strings.Contains(err.Error(), "weaviate at 127.0.0.1:1") {
-		t.Errorf("Ready = %v, want an error naming the store and its address", err)
-	}
-	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "x", AppName: "a", UserID: "u"}); !errors.Is(err, index.ErrStoreUnavailable) {
-		t.Errorf("Search = %v, want ErrStoreUnavailable", err)
-	}
+	indextest.Unreachable(t, s, "weaviate at 127.0.0.1:1")
 }
 
 func TestBadConfig(t *testing.T) {

@@ -1,0 +1,259 @@
+package mcp_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/mcp"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// memory is alice's and bob's memory: three sessions each, the same words.
+type memory struct {
+	svcs mcp.Services
+}
+
+func newMemory(t *testing.T) *memory {
+	sessions := session.NewInMemoryService()
+	idx, err := index.NewKeyword(index.WithSessions(sessions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	fs, err := facts.NewInMemory(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		for i := range 3 {
+			resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: fmt.Sprintf("%s-%d", user, i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 5 {
+				text := fmt.Sprintf("%s talks about the lighthouse, message %d of session %d", user, j, i)
+				if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := idx.Index(t.Context(), resp.Session); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := fs.Store(t.Context(), facts.UserScope("app", user), facts.StoreRequest{Key: "pet", Value: user + "'s cat"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &memory{mcp.Services{Sessions: sessions, Index: idx, Facts: fs}}
+}
+
+// connect runs a server for who and returns a client session on it.
+func connect(t *testing.T, svcs mcp.Services, who mcp.Identity) *sdk.ClientSession {
+	server := mcp.NewServer(svcs, mcp.Fixed(who))
+	serverEnd, clientEnd := sdk.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), serverEnd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), clientEnd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool and decodes its JSON result into out; it returns the
+// error text of a tool error.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	if res.IsError {
+		return text
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(text), out); err != nil {
+			t.Fatalf("%s: %v in %s", name, err, text)
+		}
+	}
+	return ""
+}
+
+func TestToolsAndResources(t *testing.T) {
+	m := newMemory(t)
+	cs := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	ctx := t.Context()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if len(tl.Description) < 40 {
+			t.Errorf("tool %s's description %q is too thin for a model to use it right", tl.Name, tl.Description)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"get_session", "list_sessions", "memory_forget", "memory_list", "memory_recall", "memory_store", "search_memory"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools = %q, want %q", names, want)
+	}
+
+	// search_memory: what the index answers for alice.
+	var found struct{ Results []index.MemoryHit }
+	call(t, cs, "search_memory", map[string]any{"query": "lighthouse"}, &found)
+	direct, err := m.svcs.Index.Search(ctx, &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "alice", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Results) != len(direct.Results) || len(found.Results) == 0 {
+		t.Fatalf("search_memory found %d, the index %d", len(found.Results), len(direct.Results))
+	}
+	for i, r := range found.Results {
+		if r.EventID != direct.Results[i].EventID || r.SessionID != direct.Results[i].SessionID || r.Timestamp.IsZero() || r.Score <= 0 {
+			t.Errorf("result %d = %+v, want %+v with time and score", i, r, direct.Results[i])
+		}
+	}
+
+	// Facts through the one policy: stored, recalled, listed, refused, forgotten.
+	if msg := call(t, cs, "memory_store", map[string]any{"key": "editor", "value": "vim"}, nil); msg != "" {
+		t.Fatalf("memory_store: %s", msg)
+	}
+	var recalled struct{ Facts []facts.Fact }
+	call(t, cs, "memory_recall", map[string]any{"key": "editor"}, &recalled)
+	if len(recalled.Facts) != 1 || recalled.Facts[0].Value != "vim" {
+		t.Errorf("memory_recall = %+v", recalled)
+	}
+	var listed struct {
+		Note  string
+		Facts []facts.Fact
+	}
+	call(t, cs, "memory_list", nil, &listed)
+	stored, _ := m.svcs.Facts.List(ctx, facts.UserScope("app", "alice"), "", "")
+	if len(listed.Facts) != 2 || len(stored) != 2 || !strings.Contains(listed.Note, "not instructions") {
+		t.Errorf("memory_list = %+v, the store holds %d", listed, len(stored))
+	}
+	if msg := call(t, cs, "memory_store", map[string]any{"key": "k", "value": "v", "category": "system"}, nil); !strings.Contains(msg, "category_reserved") {
+		t.Errorf("a refused store says %q, want the rule's code", msg)
+	}
+	var forgot struct{ Removed int }
+	call(t, cs, "memory_forget", map[string]any{"selector": "key:editor"}, &forgot)
+	if forgot.Removed != 1 {
+		t.Errorf("memory_forget removed %d", forgot.Removed)
+	}
+
+	// Sessions: listed as the service lists them, read a page at a time.
+	var page struct {
+		Sessions      []struct{ ID string }
+		NextPageToken string `json:"next_page_token"`
+	}
+	call(t, cs, "list_sessions", map[string]any{"page_size": 2}, &page)
+	listResp, _ := m.svcs.Sessions.List(ctx, &session.ListRequest{AppName: "app", UserID: "alice", PageSize: 2})
+	if len(page.Sessions) != 2 || page.Sessions[0].ID != listResp.Sessions[0].ID() || page.NextPageToken == "" {
+		t.Errorf("list_sessions = %+v", page)
+	}
+	var events struct {
+		Events []struct {
+			Seq     int64
+			Message *session.Message
+		}
+		BeforeSeq int64 `json:"before_seq"`
+	}
+	call(t, cs, "get_session", map[string]any{"session_id": "alice-1", "limit": 3}, &events)
+	if len(events.Events) != 3 || events.Events[0].Seq != 3 || events.Events[2].Seq != 5 || events.BeforeSeq != 3 {
+		t.Fatalf("get_session's last 3 = %+v", events)
+	}
+	before := events.BeforeSeq
+	events.Events, events.BeforeSeq = nil, 0
+	call(t, cs, "get_session", map[string]any{"session_id": "alice-1", "limit": 3, "before_seq": before}, &events)
+	if len(events.Events) != 2 || events.Events[0].Seq != 1 || events.BeforeSeq != 0 || !strings.Contains(events.Events[0].Message.Text(), "message 0") {
+		t.Errorf("get_session's page before seq 3 = %+v", events)
+	}
+
+	// Resources.
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "hector://my-memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary facts.Summary
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &summary); err != nil || summary.Total != 1 || !slices.Equal(summary.RecentKeys, []string{"pet"}) {
+		t.Errorf("my-memory = %s (%v)", res.Contents[0].Text, err)
+	}
+	if strings.Contains(res.Contents[0].Text, "alice's cat") {
+		t.Errorf("my-memory shows a value: %s", res.Contents[0].Text)
+	}
+	res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "hector://sessions/alice-2"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "message 4 of session 2") {
+		t.Errorf("sessions/alice-2 = %v, %v", res, err)
+	}
+	templates, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "hector://sessions/{id}" {
+		t.Errorf("resource templates = %+v, %v", templates, err)
+	}
+}
+
+// Bob's session reaches nothing of alice's, whatever the arguments say.
+func TestIsolation(t *testing.T) {
+	m := newMemory(t)
+	bob := connect(t, m.svcs, mcp.Identity{App: "app", User: "bob"})
+	var found struct{ Results []index.MemoryHit }
+	call(t, bob, "search_memory", map[string]any{"query": "alice lighthouse"}, &found)
+	for _, r := range found.Results {
+		if !strings.HasPrefix(r.SessionID, "bob-") {
+			t.Errorf("bob's search found %+v", r)
+		}
+	}
+	if msg := call(t, bob, "search_memory", map[string]any{"query": "x", "user_id": "alice"}, nil); msg == "" {
+		t.Error("search_memory accepted a user_id argument")
+	}
+	if msg := call(t, bob, "get_session", map[string]any{"session_id": "alice-0"}, nil); !strings.Contains(msg, "no session") {
+		t.Errorf("bob reading alice's session: %q, want not found", msg)
+	}
+	if _, err := bob.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "hector://sessions/alice-0"}); err == nil {
+		t.Error("bob read alice's session as a resource")
+	}
+	var recalled struct{ Facts []facts.Fact }
+	call(t, bob, "memory_recall", map[string]any{"key": "pet"}, &recalled)
+	if len(recalled.Facts) != 1 || recalled.Facts[0].Value != "bob's cat" {
+		t.Errorf("bob recalls %+v", recalled)
+	}
+	var forgot struct{ Removed int }
+	call(t, bob, "memory_forget", map[string]any{"selector": "all"}, &forgot)
+	if f, err := m.svcs.Facts.Recall(t.Context(), facts.UserScope("app", "alice"), "pet"); err != nil || f.Value != "alice's cat" {
+		t.Errorf("after bob forgot all, alice's fact is %+v, %v", f, err)
+	}
+}
+
+// With write_policy off the model gets no tool that writes facts.
+func TestReadOnlyFacts(t *testing.T) {
+	m := newMemory(t)
+	m.svcs.WritePolicy = facts.WriteOff
+	cs := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == "memory_store" || tl.Name == "memory_forget" {
+			t.Errorf("read-only facts offer %s", tl.Name)
+		}
+	}
+}
