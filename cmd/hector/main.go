@@ -4,14 +4,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/datadir"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=1.2.3".
@@ -33,7 +36,7 @@ for examples.`,
 	}
 	root.PersistentFlags().StringP("config", "c", os.Getenv("HECTOR_CONFIG"), "configuration file (default: none, the zero configuration; or $HECTOR_CONFIG)")
 	root.PersistentFlags().String("data-dir", "", "data directory, overriding the configuration and $HECTOR_DATA_DIR; what the configuration leaves out (or writes under ${HECTOR_DATA_DIR}) goes there")
-	root.AddCommand(serveCommand(), indexCommand(), configCommand(), &cobra.Command{
+	root.AddCommand(serveCommand(), indexCommand(), mcpCommand(), configCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run: func(cmd *cobra.Command, args []string) {
@@ -56,6 +59,27 @@ func loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		return config.Zero(o), nil
 	}
 	return config.Load(path, o)
+}
+
+// lockDataDir takes the data directory for command when the configuration
+// keeps state there. When a server holds it, the error says how to reach
+// that server instead.
+func lockDataDir(cfg *config.Config, command string) (release func(), err error) {
+	local := cfg.LocalState()
+	if len(local) == 0 {
+		return func() {}, nil
+	}
+	release, err = datadir.Lock(cfg.Server.DataDir, command)
+	if errors.Is(err, datadir.ErrLocked) {
+		owner := datadir.Owner(cfg.Server.DataDir)
+		hint := command + " --server URL"
+		if url, ok := strings.CutPrefix(owner, "hector serve at "); ok {
+			hint = command + " --server " + url
+		}
+		return nil, fmt.Errorf("%s owns %s (%s); two processes must never share it: run `%s` (with $HECTOR_API_KEY if auth is on)",
+			owner, cfg.Server.DataDir, strings.Join(local, ", "), hint)
+	}
+	return release, err
 }
 
 func newLogger() *slog.Logger {

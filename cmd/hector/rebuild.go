@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hectormem/hector/pkg/config"
-	"github.com/hectormem/hector/pkg/datadir"
 	"github.com/hectormem/hector/pkg/index"
 )
 
@@ -68,21 +67,11 @@ func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) erro
 	// What the data directory alone holds belongs to one process at a time;
 	// an index in an external store is rebuilt beside the live one while
 	// servers keep using it.
-	if len(cfg.LocalState()) > 0 {
-		release, err := datadir.Lock(cfg.Server.DataDir, "hector index rebuild")
-		if errors.Is(err, datadir.ErrLocked) {
-			owner := datadir.Owner(cfg.Server.DataDir)
-			hint := "hector index rebuild --server URL"
-			if url, ok := strings.CutPrefix(owner, "hector serve at "); ok {
-				hint = "hector index rebuild --server " + url
-			}
-			return fmt.Errorf("%s owns the index in %s; two writers must never share it: run `%s` (with $HECTOR_API_KEY if auth is on)",
-				owner, cfg.Server.DataDir, hint)
-		} else if err != nil {
-			return err
-		}
-		defer release()
+	release, err := lockDataDir(cfg, "hector index rebuild")
+	if err != nil {
+		return err
 	}
+	defer release()
 	printLocations(os.Stderr, cfg)
 	logger := newLogger()
 	svcs, err := config.Open(ctx, cfg, logger, config.WithoutCatchUp())

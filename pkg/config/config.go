@@ -100,6 +100,14 @@ type Server struct {
 	Auth      Auth      `yaml:"auth"`
 	Limits    Limits    `yaml:"limits"`
 	Facts     Facts     `yaml:"facts"`
+	MCP       MCP       `yaml:"mcp"`
+}
+
+// MCP configures the MCP server (/mcp and hector mcp).
+type MCP struct {
+	// WritePolicy for facts: auto (MCP clients may store and forget, the
+	// default), approvers (only with an approver credential) or off.
+	WritePolicy string `yaml:"write_policy"`
 }
 
 // Facts configures the curated-facts store. Its values are encrypted with

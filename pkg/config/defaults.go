@@ -91,6 +91,9 @@ func (c *Config) applyDefaults() {
 			s.Index.Qdrant.Collection = qdrant.DefaultCollection
 		}
 	}
+	if s.MCP.WritePolicy == "" {
+		s.MCP.WritePolicy = "auto"
+	}
 	if s.Artifacts.Backend == "" {
 		s.Artifacts.Backend = "filesystem"
 	}

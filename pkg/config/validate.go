@@ -158,6 +158,7 @@ func (cfg *Config) validate() []*Error {
 		}
 		c.env("server.index.qdrant.api_key_env", s.Index.Qdrant.APIKeyEnv)
 	}
+	c.oneOf("server.mcp.write_policy", s.MCP.WritePolicy, "auto", "approvers", "off")
 	c.oneOf("server.artifacts.backend", s.Artifacts.Backend, "filesystem", "sql", "inmemory")
 	if s.Artifacts.Backend == "sql" {
 		c.ref("server.artifacts.database", s.Artifacts.Database, dbs)

@@ -78,6 +78,7 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	for _, rt := range s.routes {
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
+	mux.Handle("/mcp", s.mcpHandler())
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/hectormem/hector/pkg/mcp"
+)
+
+// mcpHandler serves MCP at /mcp with the REST API's credentials.
+func (s *Server) mcpHandler() http.Handler {
+	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy}
+	return mcp.Handler(svcs, s.mcpIdentity, s.logger)
+}
+
+// mcpIdentity is who an MCP request acts for: a user credential's own
+// user; for an app credential, the user its X-Hector-User header names;
+// for an admin (and anyone, with auth off on loopback), the app and user of
+// X-Hector-App and X-Hector-User. A header cannot widen a credential.
+func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identity, bool) {
+	p, err := s.auth.authenticate(r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeError(w, toAPIError(s.refused(r, err)))
+		return mcp.Identity{}, false
+	}
+	if !s.limiter(p.name).Allow() {
+		writeError(w, errRateLimited)
+		return mcp.Identity{}, false
+	}
+	app, user := r.Header.Get("X-Hector-App"), r.Header.Get("X-Hector-User")
+	if app == "" && p.role != roleAdmin {
+		app = p.app
+	}
+	if user == "" && p.role == roleUser {
+		user = p.user
+	}
+	if app == "" || user == "" {
+		writeError(w, &apiError{http.StatusBadRequest, "identity_required",
+			"this credential acts for more than one user: name the user in the X-Hector-User header (and the app in X-Hector-App)"})
+		return mcp.Identity{}, false
+	}
+	if !p.may(scopeUser, app, user) {
+		writeError(w, errForbidden)
+		return mcp.Identity{}, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
+	return mcp.Identity{App: app, User: user, Approver: p.approver}, true
+}

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// headers adds fixed headers to every request of an MCP client.
+type headers struct {
+	set  map[string]string
+	base http.RoundTripper
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.set {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// mcpClient connects the SDK's client to /mcp with these headers.
+func mcpClient(t *testing.T, url string, set map[string]string) (*sdk.ClientSession, error) {
+	transport := &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: headers{set, http.DefaultTransport}}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func callJSON(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %+v", name, err, res)
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The MCP endpoint answers what the REST API answers for the same
+// credential, and no more.
+func TestMCPOverHTTP(t *testing.T) {
+	s := newTestServer(t, nil)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close) // after the clients' cleanups close their streams
+	for _, user := range []string{"alice", "bob"} {
+		base := "/v1/apps/a/users/" + user
+		do(t, s, "POST", base+"/sessions", adminKey, map[string]any{"session_id": user + "-trip"})
+		do(t, s, "POST", base+"/sessions/"+user+"-trip/events", adminKey,
+			map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": user + " plans a trip to Lisbon"}}}})
+		do(t, s, "POST", base+"/facts", adminKey, map[string]any{"key": "pet", "value": user + "'s cat"})
+	}
+
+	alice, err := mcpClient(t, hs.URL, map[string]string{"Authorization": "Bearer " + aliceKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found struct {
+		Results []struct {
+			SessionID string `json:"session_id"`
+			EventID   string `json:"event_id"`
+		}
+	}
+	callJSON(t, alice, "search_memory", map[string]any{"query": "Lisbon trip"}, &found)
+	var rest struct {
+		Results []struct {
+			SessionID string `json:"session_id"`
+			EventID   string `json:"event_id"`
+		}
+	}
+	json.Unmarshal(do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, map[string]any{"query": "Lisbon trip"}).Body.Bytes(), &rest)
+	if len(found.Results) != 1 || len(rest.Results) != 1 || found.Results[0] != rest.Results[0] || found.Results[0].SessionID != "alice-trip" {
+		t.Errorf("search_memory over MCP = %+v, REST = %+v", found, rest)
+	}
+	var listed struct{ Facts []struct{ Key, Value string } }
+	callJSON(t, alice, "memory_list", nil, &listed)
+	var restFacts struct{ Facts []struct{ Key, Value string } }
+	json.Unmarshal(do(t, s, "GET", "/v1/apps/a/users/alice/facts", aliceKey, nil).Body.Bytes(), &restFacts)
+	if !slices.Equal(listed.Facts, restFacts.Facts) || len(listed.Facts) != 1 || listed.Facts[0].Value != "alice's cat" {
+		t.Errorf("memory_list = %+v, REST = %+v", listed, restFacts)
+	}
+	var sessions struct{ Sessions []struct{ ID string } }
+	callJSON(t, alice, "list_sessions", nil, &sessions)
+	if len(sessions.Sessions) != 1 || sessions.Sessions[0].ID != "alice-trip" {
+		t.Errorf("list_sessions = %+v", sessions)
+	}
+	res, err := alice.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "hector://sessions/alice-trip"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "alice plans a trip") {
+		t.Errorf("alice's session resource: %+v, %v", res, err)
+	}
+	if _, err := alice.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "hector://sessions/bob-trip"}); err == nil {
+		t.Error("alice read bob's session")
+	}
+
+	// An app credential names the user; it cannot name another app's.
+	appA, err := mcpClient(t, hs.URL, map[string]string{"X-API-Key": appAKey, "X-Hector-User": "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callJSON(t, appA, "memory_list", nil, &listed)
+	if len(listed.Facts) != 1 || listed.Facts[0].Value != "bob's cat" {
+		t.Errorf("app a acting for bob lists %+v", listed)
+	}
+	for name, set := range map[string]map[string]string{
+		"bob naming alice":     {"Authorization": "Bearer " + bobKey, "X-Hector-User": "alice"},
+		"app b naming app a":   {"Authorization": "Bearer " + appBKey, "X-Hector-App": "a", "X-Hector-User": "alice"},
+		"app a naming no user": {"Authorization": "Bearer " + appAKey},
+		"no credential":        {},
+		"a wrong key":          {"Authorization": "Bearer not-a-key-0123456789"},
+		"admin naming no app":  {"Authorization": "Bearer " + adminKey, "X-Hector-User": "alice"},
+	} {
+		if _, err := mcpClient(t, hs.URL, set); err == nil {
+			t.Errorf("%s: connected", name)
+		}
+	}
+
+	// A session opened by alice cannot be used with bob's credential.
+	req, _ := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+bobKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 400 {
+		t.Errorf("bob using alice's MCP session: %s", resp.Status)
+	}
+}
