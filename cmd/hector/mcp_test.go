@@ -73,3 +73,44 @@ func TestMCPStdio(t *testing.T) {
 		t.Error("bob's stdio server read alice's session")
 	}
 }
+
+// A third-party client, the MCP Inspector's CLI (scripts/test installs it
+// and names it in HECTOR_TEST_MCP_INSPECTOR), lists and calls the tools
+// over HTTP at /mcp and over stdio.
+func TestMCPInspector(t *testing.T) {
+	inspector := os.Getenv("HECTOR_TEST_MCP_INSPECTOR")
+	if inspector == "" {
+		t.Skip("HECTOR_TEST_MCP_INSPECTOR is not set: scripts/test installs the MCP Inspector from npm when it can")
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(inspector, append([]string{"--cli"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mcp-inspector %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	dir := t.TempDir()
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir})
+	u := "/v1/apps/demo/users/alice/sessions"
+	p.call(t, "POST", u, map[string]any{"session_id": "trip"}, 201)
+	p.call(t, "POST", u+"/trip/events", text("Plan a trip to Lisbon in May"), 201)
+
+	who := []string{"--header", "X-Hector-App: demo", "--header", "X-Hector-User: alice"}
+	if out := run(append([]string{p.base + "/mcp", "--method", "tools/list"}, who...)...); !strings.Contains(out, `"search_memory"`) || !strings.Contains(out, `"memory_store"`) {
+		t.Errorf("tools/list over HTTP:\n%s", out)
+	}
+	if out := run(append([]string{p.base + "/mcp", "--method", "tools/call", "--tool-name", "search_memory", "--tool-arg", "query=Lisbon"}, who...)...); !strings.Contains(out, "Plan a trip to Lisbon in May") {
+		t.Errorf("search_memory over HTTP:\n%s", out)
+	}
+	if out := run("-e", "HECTOR_API_KEY=local", "--method", "tools/call", "--tool-name", "list_sessions", "--",
+		binary, "mcp", "--server", p.base, "--app", "demo", "--user", "alice"); !strings.Contains(out, `"trip"`) {
+		t.Errorf("list_sessions over stdio through the server:\n%s", out)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	if out := run("-e", "HECTOR_DATA_DIR="+dir, "--method", "resources/read", "--uri", "hector://sessions/trip", "--",
+		binary, "mcp", "--app", "demo", "--user", "alice"); !strings.Contains(out, "Plan a trip to Lisbon") {
+		t.Errorf("a session resource over stdio:\n%s", out)
+	}
+}
