@@ -403,6 +403,9 @@ func (b *build) Commit(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	for _, stmt := range []string{
+		// A table filled at once has no statistics yet: without them the
+		// planner may scan every row of a user instead of the GIN index.
+		`ANALYZE ` + b.table,
 		`DROP TABLE IF EXISTS ` + live,
 		`ALTER TABLE ` + b.table + ` RENAME TO ` + live,
 		`ALTER INDEX ` + b.table + `_pkey RENAME TO ` + live + `_pkey`,
