@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hectormem/hector/pkg/mcp"
 )
 
 // stdioClient runs `hector mcp args...` and connects the SDK's client to
@@ -113,4 +117,148 @@ func TestMCPInspector(t *testing.T) {
 		binary, "mcp", "--app", "demo", "--user", "alice"); !strings.Contains(out, "Plan a trip to Lisbon") {
 		t.Errorf("a session resource over stdio:\n%s", out)
 	}
+}
+
+// restAnswers is what the REST API answers for alice, to check every MCP
+// tool and resource against.
+type restAnswers struct {
+	search, facts, sessions, session, summary string
+}
+
+// canonical re-encodes part of a JSON answer, so that two answers compare
+// whatever their field order and spacing.
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func rest(t *testing.T, p *proc) restAnswers {
+	u := "/v1/apps/demo/users/alice"
+	search := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "bees", "limit": 10}, 200)["results"].([]any)
+	var ids []string
+	for _, r := range search {
+		ids = append(ids, r.(map[string]any)["event_id"].(string))
+	}
+	var sessionIDs []string
+	for _, s := range p.call(t, "GET", u+"/sessions", nil, 200)["sessions"].([]any) {
+		sessionIDs = append(sessionIDs, s.(map[string]any)["id"].(string))
+	}
+	var texts []string
+	for _, ev := range p.call(t, "GET", u+"/sessions/alice-1?recent=3", nil, 200)["events"].([]any) {
+		texts = append(texts, canonical(t, ev.(map[string]any)["message"]))
+	}
+	facts := p.call(t, "GET", u+"/facts", nil, 200)["facts"]
+	return restAnswers{search: canonical(t, ids), facts: canonical(t, facts), sessions: canonical(t, sessionIDs),
+		session: canonical(t, texts), summary: canonical(t, p.call(t, "GET", u+"/facts:summary", nil, 200))}
+}
+
+// exercise calls every tool and reads every resource as alice, checking
+// each answer against REST's.
+func exercise(t *testing.T, cs *sdk.ClientSession, want restAnswers) {
+	t.Helper()
+	ctx := t.Context()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 7 {
+		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
+	}
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "hector://my-memory" {
+		t.Fatalf("resources/list: %+v, %v", resources, err)
+	}
+	get := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var out map[string]any
+		json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &out)
+		return out
+	}
+	var ids []string
+	for _, r := range get("search_memory", map[string]any{"query": "bees"})["results"].([]any) {
+		ids = append(ids, r.(map[string]any)["event_id"].(string))
+	}
+	if got := canonical(t, ids); got != want.search {
+		t.Errorf("search_memory: %s, REST: %s", got, want.search)
+	}
+	if got := canonical(t, get("memory_list", nil)["facts"]); got != want.facts {
+		t.Errorf("memory_list: %s, REST: %s", got, want.facts)
+	}
+	var sessionIDs []string
+	for _, s := range get("list_sessions", nil)["sessions"].([]any) {
+		sessionIDs = append(sessionIDs, s.(map[string]any)["id"].(string))
+	}
+	if got := canonical(t, sessionIDs); got != want.sessions {
+		t.Errorf("list_sessions: %s, REST: %s", got, want.sessions)
+	}
+	var texts []string
+	for _, ev := range get("get_session", map[string]any{"session_id": "alice-1", "limit": 3})["events"].([]any) {
+		texts = append(texts, canonical(t, ev.(map[string]any)["message"]))
+	}
+	if got := canonical(t, texts); got != want.session {
+		t.Errorf("get_session: %s, REST: %s", got, want.session)
+	}
+	// A write, read back and undone, so every transport starts alike.
+	get("memory_store", map[string]any{"key": "tmp", "value": "scratch"})
+	if got := get("memory_recall", map[string]any{"key": "tmp"})["facts"].([]any); len(got) != 1 {
+		t.Errorf("memory_recall of a stored fact: %v", got)
+	}
+	if n := get("memory_forget", map[string]any{"selector": "key:tmp"})["removed"]; n != 1.0 {
+		t.Errorf("memory_forget removed %v", n)
+	}
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "hector://my-memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary any
+	json.Unmarshal([]byte(res.Contents[0].Text), &summary)
+	if got := canonical(t, summary); got != want.summary {
+		t.Errorf("hector://my-memory: %s, REST: %s", got, want.summary)
+	}
+	res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "hector://sessions/alice-1"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "message 4 of session 1") {
+		t.Errorf("hector://sessions/alice-1: %+v, %v", res, err)
+	}
+}
+
+// Every tool and resource answers what REST answers, over HTTP, over
+// stdio through a server, and over stdio from the data directory.
+func TestMCPMatchesREST(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir})
+	for _, user := range []string{"alice", "bob"} {
+		u := "/v1/apps/demo/users/" + user
+		for i := range 2 {
+			id := fmt.Sprintf("%s-%d", user, i)
+			p.call(t, "POST", u+"/sessions", map[string]any{"session_id": id}, 201)
+			for j := range 5 {
+				p.call(t, "POST", u+"/sessions/"+id+"/events", text(fmt.Sprintf("%s keeps bees, message %d of session %d", user, j, i)), 201)
+			}
+		}
+		p.call(t, "POST", u+"/facts", map[string]any{"key": "pet", "value": user + "'s cat", "category": "home"}, 201)
+	}
+	want := rest(t, p)
+
+	overHTTP, err := mcp.Remote(t.Context(), p.base, "", "demo", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer overHTTP.Close()
+	exercise(t, overHTTP, want)
+	exercise(t, stdioClient(t, []string{"HECTOR_API_KEY=local"}, "--server", p.base, "--app", "demo", "--user", "alice"), want)
+
+	// Bad requests at /mcp: no identity, an oversized body.
+	req, _ := http.NewRequest("POST", p.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 400 {
+		t.Errorf("/mcp naming no user with auth off: %v %v", resp.Status, err)
+	}
+
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	exercise(t, stdioClient(t, nil, "--data-dir", dir, "--app", "demo", "--user", "alice"), want)
 }

@@ -104,6 +104,7 @@ func serve(cfg *config.Config) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
+	httpServer.RegisterOnShutdown(srv.EndStreams)
 	printLocations(os.Stdout, cfg)
 	fmt.Printf("Hector is serving at %s\n", url)
 	if !srv.AuthEnabled() {

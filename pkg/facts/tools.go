@@ -98,9 +98,11 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 		return nil, err
 	}
 	var in struct {
-		Key, Value, Category string
-		Tags                 []string
-		TTLSeconds           int64 `json:"ttl_seconds"`
+		Key        string   `json:"key"`
+		Value      string   `json:"value"`
+		Category   string   `json:"category"`
+		Tags       []string `json:"tags"`
+		TTLSeconds int64    `json:"ttl_seconds"`
 	}
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
@@ -125,7 +127,11 @@ func (*recallTool) Parameters() map[string]any {
 }
 
 func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
-	var in struct{ Key, Prefix, Category string }
+	var in struct {
+		Key      string `json:"key"`
+		Prefix   string `json:"prefix"`
+		Category string `json:"category"`
+	}
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}
@@ -161,7 +167,9 @@ func (t *forgetTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 	if err := t.mayWrite(inv); err != nil {
 		return nil, err
 	}
-	var in struct{ Selector string }
+	var in struct {
+		Selector string `json:"selector"`
+	}
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}

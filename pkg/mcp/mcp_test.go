@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/facts/factstest"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/mcp"
 	"github.com/hectormem/hector/pkg/session"
@@ -256,4 +257,83 @@ func TestReadOnlyFacts(t *testing.T) {
 			t.Errorf("read-only facts offer %s", tl.Name)
 		}
 	}
+}
+
+// memory_store refuses what REST refuses, with the same codes, and writes
+// nothing.
+func TestRefusals(t *testing.T) {
+	m := newMemory(t)
+	cs := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	for code, req := range factstest.Refusals {
+		args := map[string]any{"key": req.Key, "value": req.Value, "ttl_seconds": int64(req.TTL.Seconds())}
+		if req.Category != "" {
+			args["category"] = req.Category
+		}
+		if req.Tags != nil {
+			args["tags"] = req.Tags
+		}
+		if msg := call(t, cs, "memory_store", args, nil); !strings.Contains(msg, "("+code+")") {
+			t.Errorf("%s: memory_store said %q", code, msg)
+		}
+	}
+	if fs, _ := m.svcs.Facts.List(t.Context(), facts.UserScope("app", "alice"), "", ""); len(fs) != 1 {
+		t.Errorf("after refusals alice has %d facts, want her 1", len(fs))
+	}
+}
+
+// Bad calls are errors that say what was wrong, and change nothing.
+func TestBadInput(t *testing.T) {
+	m := newMemory(t)
+	cs := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	if _, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "memory_delete_everything"}); err == nil || !strings.Contains(err.Error(), "memory_delete_everything") {
+		t.Errorf("an unknown tool: %v", err)
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"memory_store", map[string]any{"key": "k", "value": 5}, "value"},
+		{"memory_store", map[string]any{"key": "k"}, "value"},
+		{"memory_store", map[string]any{"key": "k", "value": strings.Repeat("v", 1<<20)}, "value_too_long"},
+		{"search_memory", map[string]any{}, "query"},
+		{"search_memory", map[string]any{"query": []string{"x"}}, "query"},
+		{"get_session", map[string]any{}, "session_id"},
+		{"get_session", map[string]any{"session_id": "alice-0", "limit": "ten"}, "limit"},
+		{"get_session", map[string]any{"session_id": "alice-0", "limit": 1000}, "limit"},
+		{"list_sessions", map[string]any{"page_size": -1}, "page_size"},
+		{"list_sessions", map[string]any{"page_token": "garbage"}, "token"},
+		{"memory_forget", map[string]any{"selector": "everything"}, "selector"},
+	} {
+		msg := toolError(t, cs, tc.tool, tc.args)
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %v: %q, want it to name %q", tc.tool, tc.args, msg, tc.want)
+		}
+	}
+	// No tool takes an identity from its arguments: one is an unknown argument.
+	for _, name := range []string{"search_memory", "memory_store", "memory_recall", "memory_forget", "memory_list", "list_sessions", "get_session"} {
+		if msg := toolError(t, cs, name, map[string]any{"user_id": "bob", "query": "x", "key": "k", "value": "v", "selector": "all", "session_id": "bob-0"}); msg == "" {
+			t.Errorf("%s obeyed or ignored a user_id argument", name)
+		}
+	}
+	if fs, _ := m.svcs.Facts.List(t.Context(), facts.UserScope("app", "alice"), "", ""); len(fs) != 1 {
+		t.Errorf("after bad calls alice has %d facts, want her 1", len(fs))
+	}
+	if f, err := m.svcs.Facts.Recall(t.Context(), facts.UserScope("app", "bob"), "pet"); err != nil || f.Value != "bob's cat" {
+		t.Errorf("bob's fact after alice's bad calls: %+v, %v", f, err)
+	}
+}
+
+// toolError calls a tool that must fail, and returns what it said: a
+// tool error's text, or a protocol error's.
+func toolError(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return err.Error()
+	}
+	if !res.IsError {
+		return ""
+	}
+	return res.Content[0].(*sdk.TextContent).Text
 }

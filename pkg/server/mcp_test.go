@@ -123,6 +123,29 @@ func TestMCPOverHTTP(t *testing.T) {
 		}
 	}
 
+	post := func(key, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	if resp := post("", initialize); resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("/mcp without a credential: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+	if resp := post(aliceKey, initialize[:len(initialize)-1]+`,"padding":"`+strings.Repeat("x", 2<<20)+`"}`); resp.StatusCode < 400 {
+		t.Errorf("/mcp with a body over the limit: %s", resp.Status)
+	}
+
 	// A session opened by alice cannot be used with bob's credential.
 	req, _ := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
 	req.Header.Set("Authorization", "Bearer "+bobKey)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/mcp"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -60,6 +61,7 @@ type Server struct {
 
 	rebuild rebuildState
 	agents  map[string]*agent.Runner
+	mcp     *mcp.HTTPHandler
 }
 
 // New builds the server's handler.
@@ -78,7 +80,8 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	for _, rt := range s.routes {
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
-	mux.Handle("/mcp", s.mcpHandler())
+	s.mcp = s.mcpHandler()
+	mux.Handle("/mcp", s.mcp)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))
