@@ -104,7 +104,6 @@ func serve(cfg *config.Config) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
-	httpServer.RegisterOnShutdown(srv.EndStreams)
 	printLocations(os.Stdout, cfg)
 	fmt.Printf("Hector is serving at %s\n", url)
 	if !srv.AuthEnabled() {

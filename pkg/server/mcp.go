@@ -7,15 +7,10 @@ import (
 )
 
 // mcpHandler serves MCP at /mcp with the REST API's credentials.
-func (s *Server) mcpHandler() *mcp.HTTPHandler {
+func (s *Server) mcpHandler() http.Handler {
 	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy}
 	return mcp.Handler(svcs, s.mcpIdentity, s.logger)
 }
-
-// EndStreams ends the MCP streams clients hold open, so that a graceful
-// shutdown finishes the requests in flight without waiting for clients
-// that never hang up (http.Server.RegisterOnShutdown).
-func (s *Server) EndStreams() { s.mcp.Close() }
 
 // mcpIdentity is who an MCP request acts for: a user credential's own
 // user; for an app credential, the user its X-Hector-User header names;

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
-	"github.com/hectormem/hector/pkg/mcp"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -61,7 +60,6 @@ type Server struct {
 
 	rebuild rebuildState
 	agents  map[string]*agent.Runner
-	mcp     *mcp.HTTPHandler
 }
 
 // New builds the server's handler.
@@ -80,8 +78,7 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	for _, rt := range s.routes {
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
-	s.mcp = s.mcpHandler()
-	mux.Handle("/mcp", s.mcp)
+	mux.Handle("/mcp", s.mcpHandler())
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))
