@@ -9,26 +9,14 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hectormem/hector/pkg/mcp"
 )
 
-// headers adds fixed headers to every request of an MCP client.
-type headers struct {
-	set  map[string]string
-	base http.RoundTripper
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.set {
-		r.Header.Set(k, v)
-	}
-	return h.base.RoundTrip(r)
-}
-
-// mcpClient connects the SDK's client to /mcp with these headers.
-func mcpClient(t *testing.T, url string, set map[string]string) (*sdk.ClientSession, error) {
-	transport := &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: headers{set, http.DefaultTransport}}}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+// mcpClient connects the SDK's client to /mcp with a credential, and the
+// app and user to act for when it names them.
+func mcpClient(t *testing.T, url, key, app, user string) (*sdk.ClientSession, error) {
+	cs, err := mcp.Remote(t.Context(), url, key, app, user)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}
@@ -60,7 +48,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		do(t, s, "POST", base+"/facts", adminKey, map[string]any{"key": "pet", "value": user + "'s cat"})
 	}
 
-	alice, err := mcpClient(t, hs.URL, map[string]string{"Authorization": "Bearer " + aliceKey})
+	alice, err := mcpClient(t, hs.URL, aliceKey, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +90,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	// An app credential names the user; it cannot name another app's.
-	appA, err := mcpClient(t, hs.URL, map[string]string{"X-API-Key": appAKey, "X-Hector-User": "bob"})
+	appA, err := mcpClient(t, hs.URL, appAKey, "", "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,15 +98,15 @@ func TestMCPOverHTTP(t *testing.T) {
 	if len(listed.Facts) != 1 || listed.Facts[0].Value != "bob's cat" {
 		t.Errorf("app a acting for bob lists %+v", listed)
 	}
-	for name, set := range map[string]map[string]string{
-		"bob naming alice":     {"Authorization": "Bearer " + bobKey, "X-Hector-User": "alice"},
-		"app b naming app a":   {"Authorization": "Bearer " + appBKey, "X-Hector-App": "a", "X-Hector-User": "alice"},
-		"app a naming no user": {"Authorization": "Bearer " + appAKey},
-		"no credential":        {},
-		"a wrong key":          {"Authorization": "Bearer not-a-key-0123456789"},
-		"admin naming no app":  {"Authorization": "Bearer " + adminKey, "X-Hector-User": "alice"},
+	for name, c := range map[string][3]string{ // key, app, user
+		"bob naming alice":     {bobKey, "", "alice"},
+		"app b naming app a":   {appBKey, "a", "alice"},
+		"app a naming no user": {appAKey, "", ""},
+		"no credential":        {"", "a", "alice"},
+		"a wrong key":          {"not-a-key-0123456789", "", ""},
+		"admin naming no app":  {adminKey, "", "alice"},
 	} {
-		if _, err := mcpClient(t, hs.URL, set); err == nil {
+		if _, err := mcpClient(t, hs.URL, c[0], c[1], c[2]); err == nil {
 			t.Errorf("%s: connected", name)
 		}
 	}
