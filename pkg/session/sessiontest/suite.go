@@ -42,6 +42,7 @@ func Run(t *testing.T, newService Factory) {
 		{"PartialLoading", testPartialLoading},
 		{"List", testList},
 		{"ListStableUnderInserts", testListStableUnderInserts},
+		{"ListOwners", testListOwners},
 		{"Delete", testDelete},
 		{"BadInputWritesNothing", testBadInputWritesNothing},
 		{"SessionlessState", testSessionlessState},
@@ -858,5 +859,37 @@ func testDeleteHooks(t *testing.T, newService Factory) {
 	_ = svc.Delete(t.Context(), &session.DeleteRequest{AppName: "", UserID: user, SessionID: "s1"})
 	if len(calls) != 2 {
 		t.Errorf("a Delete with bad input ran the hook: %q", calls)
+	}
+}
+
+func testListOwners(t *testing.T, svc session.Service) {
+	lister, ok := svc.(session.OwnerLister)
+	if !ok {
+		t.Skip("this backend does not list owners")
+	}
+	ctx := t.Context()
+	for _, o := range [][3]string{{"a", "alice", "s1"}, {"a", "alice", "s2"}, {"a", "bob", "s1"}, {"b", "carol", "s1"}} {
+		if _, err := svc.Create(ctx, &session.CreateRequest{AppName: o[0], UserID: o[1], SessionID: o[2]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := lister.ListOwners(ctx, &session.OwnersRequest{PageSize: 2})
+	if err != nil || len(page.Owners) != 2 || page.NextPageToken == "" ||
+		page.Owners[0].UserID != "alice" || page.Owners[0].Sessions != 2 || page.Owners[0].LastUpdate.IsZero() || page.Owners[1].UserID != "bob" {
+		t.Fatalf("first page = %+v, %v", page, err)
+	}
+	page, err = lister.ListOwners(ctx, &session.OwnersRequest{PageSize: 2, PageToken: page.NextPageToken})
+	if err != nil || len(page.Owners) != 1 || page.Owners[0].AppName != "b" || page.NextPageToken != "" {
+		t.Fatalf("second page = %+v, %v", page, err)
+	}
+	if err := svc.Delete(ctx, &session.DeleteRequest{AppName: "a", UserID: "bob", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	page, err = lister.ListOwners(ctx, &session.OwnersRequest{AppName: "a"})
+	if err != nil || len(page.Owners) != 1 || page.Owners[0].UserID != "alice" {
+		t.Errorf("app a after deleting bob's only session = %+v, %v", page, err)
+	}
+	if _, err := lister.ListOwners(ctx, &session.OwnersRequest{PageToken: "garbage"}); !errors.Is(err, session.ErrInvalidArgument) {
+		t.Errorf("a bad page token: %v", err)
 	}
 }
