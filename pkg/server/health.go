@@ -55,15 +55,11 @@ func newMetrics(svcs *config.Services) *metrics {
 	}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		cursor, err := svcs.Index.Cursor(ctx)
+		lag, err := indexLag(ctx, svcs)
 		if err != nil {
 			return -1
 		}
-		resp, err := svcs.Sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
-		if err != nil {
-			return -1
-		}
-		return float64(resp.Head - cursor)
+		return float64(lag)
 	})
 	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -77,4 +73,17 @@ func (m *metrics) observe(route string, code int, d time.Duration) {
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil
+}
+
+// indexLag is how many change-feed entries the index has not applied yet.
+func indexLag(ctx context.Context, svcs *config.Services) (int64, error) {
+	cursor, err := svcs.Index.Cursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := svcs.Sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	return resp.Head - cursor, nil
 }

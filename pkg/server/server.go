@@ -189,6 +189,10 @@ func (s *Server) table() []route {
 		{method: "GET", path: "/healthz", summary: "The process is up", scope: scopePublic, handle: s.healthz, response: "Status", status: 200},
 		{method: "GET", path: "/readyz", summary: "The stores answer", scope: scopePublic, handle: s.readyz, response: "Status", status: 200},
 		{method: "GET", path: "/metrics", summary: "Prometheus metrics", scope: scopeAdmin, handle: s.serveMetrics, response: "Metrics", status: 200},
+		{method: "GET", path: "/v1/whoami", summary: "Who this credential is and what it may reach", scope: scopeCaller, handle: s.whoami, response: "Whoami", status: 200},
+		{method: "GET", path: "/v1/users", summary: "Every app's users that have sessions", scope: scopeAdmin, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
+		{method: "GET", path: "/v1/apps/{app}/users", summary: "One app's users that have sessions", scope: scopeApp, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
+		{method: "GET", path: "/v1/index", summary: "The index: type, store, lag, latest rebuild", scope: scopeAdmin, handle: s.indexStatus, response: "IndexStatus", status: 200},
 		{method: "GET", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
 
 		{method: "POST", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
