@@ -17,6 +17,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/console"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -79,6 +80,12 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
 	mux.Handle("/mcp", s.mcpHandler())
+	ui, err := console.New(mux, s.auth.enabled(), logger)
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/ui/", ui)
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))

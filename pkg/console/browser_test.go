@@ -1,0 +1,415 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/server"
+)
+
+const (
+	adminKey = "console-admin-key-0123"
+	aliceKey = "console-alice-key-0123"
+	bobKey   = "console-bob-key-012345"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newServer runs a server with auth on, on in-memory stores, seeded with
+// alice's and bob's memory.
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: inmemory}
+  artifacts: {backend: inmemory}
+  facts: {backend: inmemory}
+  index: {type: keyword, persist: false}
+  limits: {requests_per_second: 1000, burst: 10000}
+  auth:
+    api_keys:
+      - {name: ops, key: %s, role: admin}
+      - {name: alice, key: %s, role: user, app: a, user: alice}
+      - {name: bob, key: %s, role: user, app: a, user: bob}
+`, t.TempDir(), adminKey, aliceKey, bobKey)), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := config.Open(t.Context(), cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svcs.Close() })
+	srv, err := server.New(svcs, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	api := func(method, path string, body any) {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		if s, ok := body.(string); ok {
+			raw = []byte(s)
+		}
+		req, _ := http.NewRequest(method, hs.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %v %v", method, path, err, resp.Status)
+		}
+		resp.Body.Close()
+	}
+	text := func(role, author, s string) map[string]any {
+		return map[string]any{"author": author, "message": map[string]any{"role": role, "parts": []any{map[string]any{"type": "text", "text": s}}}}
+	}
+	alice := "/v1/apps/a/users/alice/sessions"
+	api("POST", alice, map[string]any{"session_id": "trip", "state": map[string]any{"user:name": "Alice"}})
+	api("POST", alice+"/trip/events", text("user", "user", "I am planning a trip to Lisbon in May"))
+	api("POST", alice+"/trip/events", map[string]any{"author": "assistant", "message": map[string]any{"role": "assistant", "parts": []any{
+		map[string]any{"type": "tool_call", "tool_call": map[string]any{"id": "call-1", "name": "weather", "arguments": map[string]any{"city": "Lisbon"}}}}}})
+	api("POST", alice+"/trip/events", map[string]any{"author": "weather", "message": map[string]any{"role": "tool", "parts": []any{
+		map[string]any{"type": "tool_result", "tool_result": map[string]any{"call_id": "call-1", "name": "weather", "content": "sunny, 24°C"}}}}})
+	api("POST", alice+"/trip/events", text("assistant", "assistant", "Lisbon will be sunny. 里斯本五月阳光明媚。"+strings.Repeat("averyveryverylongwordwithoutanyspaces", 8)))
+	api("POST", alice+"/trip/events", text("user", "user", "<script>alert(1)</script> is not code here"))
+	api("PUT", alice+"/trip/artifacts/plan.txt", "Day 1: Alfama")
+	api("POST", "/v1/apps/a/users/bob/sessions", map[string]any{"session_id": "bobs"})
+	api("POST", "/v1/apps/a/users/bob/sessions/bobs/events", text("user", "user", "bob's secret plan: Porto"))
+	return hs
+}
+
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	t.Skip("no Chromium on this machine: .ci/run installs Debian's chromium package")
+	return ""
+}
+
+// browser is a headless Chromium whose JavaScript errors and dialogs fail
+// the test, saving a screenshot of each page it is asked to.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+	mu    sync.Mutex
+	errs  []string
+}
+
+func newBrowser(t *testing.T, shots string) *browser {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	// The first Run starts the browser, bound to the context it is given:
+	// this one, not the shorter ones of each step.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := &browser{t: t, ctx: ctx, shots: shots}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				b.errs = append(b.errs, "console error: "+strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			b.errs = append(b.errs, "exception: "+ev.ExceptionDetails.Text+" "+ev.ExceptionDetails.Error())
+		case *page.EventJavascriptDialogOpening:
+			b.errs = append(b.errs, "a dialog opened: "+ev.Message)
+			go chromedp.Run(ctx, page.HandleJavaScriptDialog(true))
+		}
+	})
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.errs {
+			t.Errorf("in the browser: %s", e)
+		}
+	})
+	return b
+}
+
+func (b *browser) run(actions ...chromedp.Action) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var png []byte
+		if chromedp.Run(b.ctx, chromedp.FullScreenshot(&png, 100)) == nil {
+			os.WriteFile(filepath.Join(b.shots, "failure.png"), png, 0o644)
+		}
+		var html string
+		chromedp.Run(b.ctx, chromedp.OuterHTML("main", &html, chromedp.ByQuery))
+		b.t.Fatalf("%v (the page is in failure.png; its main: %.2000s)", err, html)
+	}
+}
+
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	var png []byte
+	b.run(chromedp.FullScreenshot(&png, 100))
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	var s string
+	b.run(chromedp.Text(sel, &s, chromedp.ByQuery))
+	return s
+}
+
+func (b *browser) signIn(base, key string) {
+	b.t.Helper()
+	b.run(chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible("#credential", chromedp.ByQuery),
+		chromedp.SendKeys("#credential", key, chromedp.ByQuery), chromedp.Submit("#credential", chromedp.ByQuery),
+		chromedp.WaitVisible("header .who", chromedp.ByQuery))
+}
+
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("HECTOR_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "hector-console-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots of each page: %s", dir)
+	return dir
+}
+
+func TestBrowser(t *testing.T) {
+	hs := newServer(t)
+	shots := screenshotDir(t)
+	b := newBrowser(t, shots)
+
+	// Sign in as alice: a user credential lands on its own sessions.
+	b.signIn(hs.URL, aliceKey)
+	b.run(chromedp.WaitVisible(`a[href="/ui/apps/a/users/alice/sessions/trip"]`, chromedp.ByQuery))
+	b.screenshot("sessions")
+
+	// The session's events, in order, with the tool call answered and the
+	// script shown as text.
+	b.run(chromedp.Click(`a[href="/ui/apps/a/users/alice/sessions/trip"]`, chromedp.ByQuery), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery))
+	var seqs []string
+	b.run(chromedp.Evaluate(`[...document.querySelectorAll(".event .seq")].map(e => e.textContent)`, &seqs))
+	if strings.Join(seqs, " ") != "#1 #2 #3 #4 #5" {
+		t.Errorf("events shown as %q, want #1 to #5 in order", seqs)
+	}
+	if got := b.text(".event.role-assistant .tool.call .answer"); !strings.Contains(got, "sunny, 24°C") {
+		t.Errorf("the tool call's answer: %q", got)
+	}
+	if got := b.text("#event-" + lastEventID(t, hs, "trip") + " .text"); !strings.Contains(got, "<script>alert(1)</script>") {
+		t.Errorf("the event with markup shows %q, want it as text", got)
+	}
+	var scripts int
+	b.run(chromedp.Evaluate(`document.querySelectorAll("main script").length`, &scripts))
+	if scripts != 0 {
+		t.Errorf("an event's text became %d script elements", scripts)
+	}
+	if got := b.text("ul.artifacts pre.preview"); got != "Day 1: Alfama" {
+		t.Errorf("the text artifact's preview: %q", got)
+	}
+	b.screenshot("session")
+
+	// Working memory: buffer_window of 2 keeps the last two events.
+	b.run(chromedp.SetValue(`select[name="strategy"]`, "buffer_window", chromedp.ByQuery), chromedp.SetValue(`input[name="budget"]`, "2", chromedp.ByQuery),
+		chromedp.Click(`#wm ~ form button`, chromedp.ByQuery), chromedp.WaitVisible("#preview table.kept", chromedp.ByQuery))
+	var kept []string
+	b.run(chromedp.Evaluate(`[...document.querySelectorAll("#preview tbody tr td:first-child")].map(e => e.textContent)`, &kept))
+	if strings.Join(kept, " ") != "4 5" || !strings.Contains(b.text("#preview .meta"), "keeps 2 of 5 events") {
+		t.Errorf("buffer_window 2 keeps %q (%s)", kept, b.text("#preview .meta"))
+	}
+	b.screenshot("working-memory")
+	if err := os.MkdirAll("../../docs", 0o755); err == nil && os.Getenv("HECTOR_UPDATE_README_SHOT") != "" {
+		var png []byte
+		b.run(chromedp.FullScreenshot(&png, 100))
+		os.WriteFile("../../docs/console-session.png", png, 0o644)
+	}
+
+	// Search, then open a result.
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/search"), chromedp.SendKeys("#q", "Lisbon sunny", chromedp.ByQuery),
+		chromedp.Submit("#q", chromedp.ByQuery), chromedp.WaitVisible("ol.results a.hit", chromedp.ByQuery))
+	b.screenshot("search")
+	b.run(chromedp.Click("ol.results a.hit", chromedp.ByQuery), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery))
+	var location string
+	b.run(chromedp.Location(&location))
+	if !strings.Contains(location, "/ui/apps/a/users/alice/sessions/trip#event-") {
+		t.Errorf("the search result opened %s", location)
+	}
+
+	// Facts: one stored, one refused with the rule's code.
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"), chromedp.SendKeys(`form.card input[name="key"]`, "editor", chromedp.ByQuery),
+		chromedp.SendKeys(`form.card textarea[name="value"]`, "vim", chromedp.ByQuery), chromedp.Submit(`form.card input[name="key"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//td[code[text()="editor"]]`))
+	b.run(chromedp.SendKeys(`form.card input[name="key"]`, "k", chromedp.ByQuery), chromedp.SendKeys(`form.card textarea[name="value"]`, "v", chromedp.ByQuery),
+		chromedp.SendKeys(`form.card input[name="category"]`, "system", chromedp.ByQuery), chromedp.Submit(`form.card input[name="key"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`form.card .error`, chromedp.ByQuery))
+	if got := b.text("form.card .error"); !strings.Contains(got, "category_reserved") {
+		t.Errorf("the refused fact says %q", got)
+	}
+	b.screenshot("facts")
+	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/state"))
+	b.screenshot("state")
+
+	// The index, as an admin: a rebuild runs and finishes.
+	b.run(chromedp.Click(`header .who button`, chromedp.ByQuery), chromedp.WaitVisible("#credential", chromedp.ByQuery))
+	b.signIn(hs.URL, adminKey)
+	b.run(chromedp.Navigate(hs.URL+"/ui/index"), chromedp.Click(`#rebuild button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#rebuild .status.state-done`, chromedp.ByQuery))
+	b.screenshot("index")
+	b.run(chromedp.Navigate(hs.URL + "/ui/"))
+	b.screenshot("users")
+
+	// A phone-width screen: nothing wider than the viewport.
+	var overflow bool
+	b.run(chromedp.EmulateViewport(390, 844), chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/sessions/trip"), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow))
+	if overflow {
+		t.Error("the session page is wider than a phone's screen")
+	}
+	b.screenshot("session-phone")
+}
+
+func lastEventID(t *testing.T, hs *httptest.Server, session string) string {
+	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?recent=1", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct{ Events []struct{ ID string } }
+	json.NewDecoder(resp.Body).Decode(&s)
+	return s.Events[0].ID
+}
+
+// signedIn is an HTTP client with the console cookies of a sign-in as key.
+func signedIn(t *testing.T, hs *httptest.Server, key string) (*http.Client, *http.Response) {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(hs.URL+"/ui/signin", url.Values{"credential": {key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return c, resp
+}
+
+// Signed in as bob, alice's pages answer 403 and show nothing of hers.
+func TestIsolation(t *testing.T) {
+	hs := newServer(t)
+	bob, _ := signedIn(t, hs, bobKey)
+	for _, page := range []string{"", "/sessions/trip", "/search?q=Lisbon", "/facts", "/state", "/sessions/trip/artifacts/plan.txt"} {
+		resp, err := bob.Get(hs.URL + "/ui/apps/a/users/alice" + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), "Lisbon") || strings.Contains(string(body), "Alfama") {
+			t.Errorf("bob GET alice%s: %s", page, resp.Status)
+		}
+	}
+	for _, page := range []string{"/ui/", "/ui/index"} {
+		resp, _ := bob.Get(hs.URL + page)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "alice") {
+			t.Errorf("bob's %s mentions alice (%s)", page, resp.Status)
+		}
+	}
+}
+
+// Forms need the CSRF token; cookies are HttpOnly, SameSite=Strict, and
+// limited to the console.
+func TestSecurity(t *testing.T) {
+	hs := newServer(t)
+	alice, resp := signedIn(t, hs, aliceKey)
+	var credential *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "hector_console" {
+			credential = c
+		}
+	}
+	if credential == nil || !credential.HttpOnly || credential.SameSite != http.SameSiteStrictMode || credential.Path != "/ui" {
+		t.Fatalf("the sign-in cookie: %+v", credential)
+	}
+	facts := hs.URL + "/ui/apps/a/users/alice/facts"
+	if resp, _ := alice.Get(facts); resp.StatusCode != 200 { // gets a CSRF nonce
+		t.Fatalf("facts page: %s", resp.Status)
+	}
+	resp, err := alice.PostForm(facts, url.Values{"key": {"sneaky"}, "value": {"posted without the token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a form posted without its CSRF token: %s", resp.Status)
+	}
+	resp, _ = alice.Get(facts)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "sneaky") {
+		t.Error("the fact posted without a token was stored")
+	}
+	// The token the page carries works.
+	token := between(string(body), `name="csrf" value="`, `"`)
+	if resp, _ := alice.PostForm(facts, url.Values{"csrf": {token}, "key": {"fine"}, "value": {"with the token"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a form with its token: %s", resp.Status)
+	}
+	// Another site's form is refused by the browser's own word.
+	req, _ := http.NewRequest("POST", facts, strings.NewReader(url.Values{"csrf": {token}, "key": {"x"}, "value": {"y"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if resp, _ := alice.Do(req); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-site form: %s", resp.Status)
+	}
+	// Without a credential, every page sends to sign-in.
+	if resp, _ := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(facts); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/signin" {
+		t.Errorf("a page without signing in: %s %s", resp.Status, resp.Header.Get("Location"))
+	}
+}
+
+func between(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(start):]
+	return s[:strings.Index(s, end)]
+}

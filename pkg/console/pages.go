@@ -1,0 +1,477 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/workingmemory"
+)
+
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	if !c.authEnabled {
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		return
+	}
+	c.render(&request{w: w, r: r}, http.StatusOK, "signin", nil)
+}
+
+// signIn checks a credential against the API and keeps it in an HttpOnly,
+// SameSite=Strict cookie. (The form is guarded by the cross-origin check
+// around the console, as there is no credential yet to key a token with.)
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimSpace(r.PostFormValue("credential"))
+	req := &request{w: w, r: r, credential: token}
+	status, _ := c.call(req, "GET", "/v1/whoami", nil)
+	if token == "" || status != http.StatusOK {
+		c.render(req, http.StatusUnauthorized, "signin", map[string]any{"Error": "That API key or token was not accepted."})
+		return
+	}
+	setCookie(w, r, credentialCookie, token)
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
+	if _, ok := c.begin(w, r); !ok {
+		return
+	}
+	clearCookie(w, r, credentialCookie)
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+}
+
+type userRow struct {
+	App        string    `json:"app"`
+	User       string    `json:"user"`
+	Sessions   int       `json:"sessions"`
+	LastUpdate time.Time `json:"last_update_time"`
+}
+
+func (c *Console) home(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	v := req.viewer
+	if v.Role == "user" {
+		http.Redirect(w, r, "/ui/apps/"+url.PathEscape(v.App)+"/users/"+url.PathEscape(v.User), http.StatusSeeOther)
+		return
+	}
+	path := "/v1/users"
+	if v.Role == "app" {
+		path = "/v1/apps/" + url.PathEscape(v.App) + "/users"
+	}
+	var page struct {
+		Users         []userRow `json:"users"`
+		NextPageToken string    `json:"next_page_token"`
+	}
+	if !c.get(req, path+"?page_size=50&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
+		return
+	}
+	c.render(req, http.StatusOK, "home", map[string]any{"Title": "Users", "Users": page.Users, "Next": page.NextPageToken})
+}
+
+// owner is the (app, user) of a page under /ui/apps/{app}/users/{user}.
+type owner struct{ App, User string }
+
+func ownerOf(r *http.Request) owner { return owner{r.PathValue("app"), r.PathValue("user")} }
+
+// api is the owner's REST path.
+func (o owner) api() string {
+	return "/v1/apps/" + url.PathEscape(o.App) + "/users/" + url.PathEscape(o.User)
+}
+
+type sessionRow struct {
+	ID         string         `json:"id"`
+	State      map[string]any `json:"state"`
+	LastSeq    int64          `json:"last_seq"`
+	LastUpdate time.Time      `json:"last_update_time"`
+}
+
+func (c *Console) userSessions(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	var page struct {
+		Sessions      []sessionRow `json:"sessions"`
+		NextPageToken string       `json:"next_page_token"`
+	}
+	if !c.get(req, o.api()+"/sessions?page_size=20&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
+		return
+	}
+	c.render(req, http.StatusOK, "sessions", map[string]any{"Title": o.User + " · sessions", "Owner": o, "Tab": "sessions",
+		"Sessions": page.Sessions, "Next": page.NextPageToken})
+}
+
+// timelineEvent is an event as the timeline shows it: its tool calls with
+// the results that answered them.
+type timelineEvent struct {
+	*session.Event
+	Calls []callView
+}
+
+type callView struct {
+	Call   session.ToolCall
+	Result *session.ToolResult
+}
+
+type artifactRow struct {
+	Name     string `json:"name"`
+	Version  int64  `json:"version"`
+	MimeType string `json:"mime_type"`
+	Size     int64  `json:"size"`
+}
+
+func (a artifactRow) Kind() string {
+	switch {
+	case inlineImage(a.MimeType):
+		return "image"
+	case strings.HasPrefix(a.MimeType, "text/") || a.MimeType == "application/json":
+		return "text"
+	}
+	return ""
+}
+
+func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	id := r.PathValue("id")
+	var s struct {
+		sessionRow
+		Events []*session.Event `json:"events"`
+	}
+	if !c.get(req, o.api()+"/sessions/"+url.PathEscape(id)+"?recent=500", &s) {
+		return
+	}
+	results := map[string]*session.ToolResult{}
+	for _, ev := range s.Events {
+		for _, res := range ev.ToolResults() {
+			results[res.CallID] = &res
+		}
+	}
+	timeline := make([]timelineEvent, len(s.Events))
+	for i, ev := range s.Events {
+		timeline[i] = timelineEvent{Event: ev}
+		for _, call := range ev.ToolCalls() {
+			timeline[i].Calls = append(timeline[i].Calls, callView{call, results[call.ID]})
+		}
+	}
+	var arts struct {
+		Artifacts []artifactRow `json:"artifacts"`
+	}
+	if !c.get(req, o.api()+"/sessions/"+url.PathEscape(id)+"/artifacts", &arts) {
+		return
+	}
+	previews := map[string]string{}
+	for _, a := range arts.Artifacts {
+		if a.Kind() == "text" {
+			status, body := c.call(req, "GET", o.api()+"/sessions/"+url.PathEscape(id)+"/artifacts/"+url.PathEscape(a.Name), nil)
+			if status == http.StatusOK {
+				previews[a.Name] = truncate(string(body), 2000)
+			}
+		}
+	}
+	c.render(req, http.StatusOK, "session", map[string]any{"Title": "Session " + id, "Owner": o, "Tab": "sessions", "Session": s.sessionRow,
+		"Events": timeline, "Shown": len(s.Events), "Artifacts": arts.Artifacts, "Previews": previews, "Strategies": strategies})
+}
+
+var strategies = []string{"all", "buffer_window", "token_window", "summary_buffer"}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// preview shows which events a strategy would hand the model, with their
+// token counts.
+func (c *Console) preview(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	budget, _ := strconv.Atoi(r.PostFormValue("budget"))
+	cfg := workingmemory.Config{Type: r.PostFormValue("strategy")}
+	switch cfg.Type {
+	case "token_window":
+		cfg.MaxTokens = budget
+	case "buffer_window", "summary_buffer":
+		cfg.MaxMessages = budget
+	}
+	status, body := c.call(req, "POST", o.api()+"/sessions/"+url.PathEscape(r.PathValue("id"))+"/context", map[string]any{"working_memory": cfg})
+	data := map[string]any{"Owner": o}
+	if status != http.StatusOK {
+		_, msg := apiMessage(body)
+		data["Error"] = msg
+		c.render(req, http.StatusOK, "preview", data)
+		return
+	}
+	var out struct {
+		Strategy    string           `json:"strategy"`
+		Events      []*session.Event `json:"events"`
+		TotalEvents int              `json:"total_events"`
+	}
+	json.Unmarshal(body, &out)
+	counter, err := workingmemory.NewCounter(workingmemory.EncodingForModel(""))
+	if err != nil {
+		c.fail(req, http.StatusInternalServerError, nil)
+		return
+	}
+	type kept struct {
+		*session.Event
+		Tokens int
+	}
+	var rows []kept
+	total := 0
+	for _, ev := range out.Events {
+		n := counter.Event(ev)
+		total += n
+		rows = append(rows, kept{ev, n})
+	}
+	data["Strategy"], data["Kept"], data["Total"], data["Tokens"] = out.Strategy, rows, out.TotalEvents, total
+	c.render(req, http.StatusOK, "preview", data)
+}
+
+type searchHit struct {
+	SessionID string         `json:"session_id"`
+	EventID   string         `json:"event_id"`
+	Content   string         `json:"content"`
+	Author    string         `json:"author"`
+	Timestamp time.Time      `json:"timestamp"`
+	Score     float64        `json:"score"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+// Signals says which search found a hit, at which rank, for a hybrid index.
+func (h searchHit) Signals() string {
+	signals, _ := h.Metadata["signals"].(map[string]any)
+	var parts []string
+	for _, name := range []string{"keyword", "vector"} {
+		if rank, ok := signals[name].(float64); ok {
+			parts = append(parts, fmt.Sprintf("%s rank %d", name, int(rank)))
+		}
+	}
+	if by, ok := h.Metadata["fused_by"].(string); ok {
+		parts = append(parts, "fused by "+by)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (c *Console) search(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	data := map[string]any{"Title": o.User + " · search", "Owner": o, "Tab": "search", "Query": q}
+	if q != "" {
+		var out struct {
+			Results []searchHit `json:"results"`
+		}
+		status, body := c.call(req, "POST", o.api()+"/memory:search", map[string]any{"query": q, "limit": 20})
+		if status != http.StatusOK {
+			c.fail(req, status, body)
+			return
+		}
+		json.Unmarshal(body, &out)
+		data["Results"] = out.Results
+		data["Searched"] = true
+	}
+	c.render(req, http.StatusOK, "search", data)
+}
+
+type factRow struct {
+	Key       string    `json:"key"`
+	Value     string    `json:"value"`
+	Category  string    `json:"category"`
+	Tags      []string  `json:"tags"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (c *Console) facts(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	c.renderFacts(req, http.StatusOK, nil)
+}
+
+func (c *Console) renderFacts(req *request, status int, form map[string]any) {
+	o := ownerOf(req.r)
+	prefix, category := req.r.URL.Query().Get("prefix"), req.r.URL.Query().Get("category")
+	var list struct {
+		Facts []factRow `json:"facts"`
+	}
+	if !c.get(req, o.api()+"/facts?prefix="+url.QueryEscape(prefix)+"&category="+url.QueryEscape(category), &list) {
+		return
+	}
+	data := map[string]any{"Title": o.User + " · facts", "Owner": o, "Tab": "facts", "Facts": list.Facts, "Prefix": prefix, "Category": category}
+	for k, v := range form {
+		data[k] = v
+	}
+	c.render(req, status, "facts", data)
+}
+
+// addFact stores a fact through the API; a refusal is shown beside the
+// form, with the rule's code, and the form keeps what was typed.
+func (c *Console) addFact(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	fact := map[string]any{"key": r.PostFormValue("key"), "value": r.PostFormValue("value")}
+	if cat := strings.TrimSpace(r.PostFormValue("category")); cat != "" {
+		fact["category"] = cat
+	}
+	status, body := c.call(req, "POST", o.api()+"/facts", fact)
+	if status != http.StatusCreated {
+		code, msg := apiMessage(body)
+		c.renderFacts(req, http.StatusUnprocessableEntity, map[string]any{"Refusal": msg, "RefusalCode": code, "Form": fact})
+		return
+	}
+	http.Redirect(w, r, "/ui"+o.api()[len("/v1"):]+"/facts", http.StatusSeeOther)
+}
+
+func (c *Console) forgetFact(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	key := r.PostFormValue("key")
+	var escaped []string
+	for _, part := range strings.Split(key, "/") {
+		escaped = append(escaped, url.PathEscape(part))
+	}
+	if status, body := c.call(req, "DELETE", o.api()+"/facts/"+strings.Join(escaped, "/"), nil); status != http.StatusNoContent {
+		c.fail(req, status, body)
+		return
+	}
+	http.Redirect(w, r, "/ui"+o.api()[len("/v1"):]+"/facts", http.StatusSeeOther)
+}
+
+func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	var user, app struct {
+		State map[string]any `json:"state"`
+	}
+	if !c.get(req, o.api()+"/state", &user) {
+		return
+	}
+	data := map[string]any{"Title": o.User + " · state", "Owner": o, "Tab": "state", "UserState": user.State}
+	// App state is the app's: a user credential may not read it.
+	if status, body := c.call(req, "GET", "/v1/apps/"+url.PathEscape(o.App)+"/state", nil); status == http.StatusOK {
+		json.Unmarshal(body, &app)
+		data["AppState"], data["AppVisible"] = app.State, true
+	}
+	var page struct {
+		Sessions []sessionRow `json:"sessions"`
+	}
+	if !c.get(req, o.api()+"/sessions?page_size=20", &page) {
+		return
+	}
+	data["Sessions"] = page.Sessions
+	c.render(req, http.StatusOK, "state", data)
+}
+
+// inlineImage lists the image types a browser shows without running
+// anything: never SVG, which can carry script.
+func inlineImage(mime string) bool {
+	return slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, mime)
+}
+
+// artifact serves an artifact's content to the browser: images and text
+// inline, as what they are; anything else as a download. Nothing uploaded
+// is ever served as HTML or script under the console's origin.
+func (c *Console) artifact(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	name := r.PathValue("name")
+	path := o.api() + "/sessions/" + url.PathEscape(r.PathValue("id")) + "/artifacts/" + url.PathEscape(name)
+	if v := r.URL.Query().Get("version"); v != "" {
+		path += "?version=" + url.QueryEscape(v)
+	}
+	rd, _ := http.NewRequestWithContext(r.Context(), "GET", path, nil)
+	if req.credential != "" {
+		rd.Header.Set("Authorization", "Bearer "+req.credential)
+	}
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	c.api.ServeHTTP(rec, rd)
+	if rec.status != http.StatusOK {
+		c.fail(req, rec.status, rec.body.Bytes())
+		return
+	}
+	mime := strings.TrimSpace(strings.Split(rec.header.Get("Content-Type"), ";")[0])
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'")
+	switch {
+	case inlineImage(mime) && r.URL.Query().Get("download") == "":
+		h.Set("Content-Type", mime)
+	case (strings.HasPrefix(mime, "text/") || mime == "application/json") && r.URL.Query().Get("download") == "":
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	default:
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(name))
+	}
+	w.Write(rec.body.Bytes())
+}
+
+type indexView struct {
+	Type    string `json:"type"`
+	Store   string `json:"store"`
+	Lag     *int64 `json:"lag"`
+	Error   string `json:"error"`
+	Rebuild struct {
+		State    string         `json:"state"`
+		Progress index.Progress `json:"progress"`
+		Error    string         `json:"error"`
+		Finished *time.Time     `json:"finished"`
+	} `json:"rebuild"`
+}
+
+func (c *Console) indexPage(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	var status indexView
+	if !c.get(req, "/v1/index", &status) {
+		return
+	}
+	c.render(req, http.StatusOK, "index", map[string]any{"Title": "Index", "Index": status})
+}
+
+func (c *Console) rebuild(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	if status, body := c.call(req, "POST", "/v1/index:rebuild", map[string]any{}); status != http.StatusAccepted {
+		c.fail(req, status, body)
+		return
+	}
+	http.Redirect(w, r, "/ui/index", http.StatusSeeOther)
+}
