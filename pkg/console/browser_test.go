@@ -94,6 +94,7 @@ server:
 	api("POST", alice+"/trip/events", text("assistant", "assistant", "Lisbon will be sunny. 里斯本五月阳光明媚。"+strings.Repeat("averyveryverylongwordwithoutanyspaces", 8)))
 	api("POST", alice+"/trip/events", text("user", "user", "<script>alert(1)</script> is not code here"))
 	api("PUT", alice+"/trip/artifacts/plan.txt", "Day 1: Alfama")
+	api("PUT", alice+"/trip/artifacts/dot.png", string(onePixelPNG))
 	api("POST", "/v1/apps/a/users/bob/sessions", map[string]any{"session_id": "bobs"})
 	api("POST", "/v1/apps/a/users/bob/sessions/bobs/events", text("user", "user", "bob's secret plan: Porto"))
 	return hs
@@ -244,6 +245,11 @@ func TestBrowser(t *testing.T) {
 	if got := b.text("ul.artifacts pre.preview"); got != "Day 1: Alfama" {
 		t.Errorf("the text artifact's preview: %q", got)
 	}
+	var width int
+	b.run(chromedp.Evaluate(`document.querySelector('ul.artifacts img').naturalWidth`, &width))
+	if width != 1 {
+		t.Errorf("the image artifact's preview is %d pixels wide, want it loaded (1)", width)
+	}
 	b.screenshot("session")
 
 	// Working memory: buffer_window of 2 keeps the last two events.
@@ -303,6 +309,18 @@ func TestBrowser(t *testing.T) {
 		t.Error("the session page is wider than a phone's screen")
 	}
 	b.screenshot("session-phone")
+
+	// Signed in as bob, alice's pages refuse, and nothing of hers shows.
+	b.run(chromedp.EmulateViewport(1280, 900), chromedp.Navigate(hs.URL+"/ui/"), chromedp.Click(`header .who button`, chromedp.ByQuery), chromedp.WaitVisible("#credential", chromedp.ByQuery))
+	b.signIn(hs.URL, bobKey)
+	for _, page := range []string{"/ui/apps/a/users/alice/sessions/trip", "/ui/apps/a/users/alice/search?q=Lisbon", "/ui/apps/a/users/alice/facts"} {
+		var body string
+		b.run(chromedp.Navigate(hs.URL+page), chromedp.WaitVisible("main h1", chromedp.ByQuery), chromedp.Text("body", &body, chromedp.ByQuery))
+		if !strings.Contains(body, "Forbidden") || strings.Contains(body, "Lisbon") || strings.Contains(body, "editor") {
+			t.Errorf("bob at %s sees: %.300s", page, body)
+		}
+	}
+	b.screenshot("forbidden")
 }
 
 func lastEventID(t *testing.T, hs *httptest.Server, session string) string {
@@ -412,4 +430,35 @@ func between(s, start, end string) string {
 	}
 	s = s[i+len(start):]
 	return s[:strings.Index(s, end)]
+}
+
+// A 1×1 PNG.
+var onePixelPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// With auth off (loopback), the console needs no sign-in.
+func TestNoSignInWithAuthOff(t *testing.T) {
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir())), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := config.Open(t.Context(), cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcs.Close()
+	srv, err := server.New(svcs, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	resp, err := http.Get(hs.URL + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "No user has a session yet") || strings.Contains(string(body), "Sign out") {
+		t.Errorf("/ui/ with auth off: %s %.500s", resp.Status, body)
+	}
 }
