@@ -187,8 +187,8 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 		}
 	}
 	res := &Result{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), Reply: reply, Events: turn, Metadata: map[string]any{}}
-	if len(audits) > 0 {
-		res.Metadata["memory_gateway_failures"] = len(audits)
+	if n := len(slices.DeleteFunc(slices.Clone(audits), func(a *session.Event) bool { return !failed(a) })); n > 0 {
+		res.Metadata["memory_gateway_failures"] = n
 	}
 	if r.idx != nil {
 		if err := r.idx.Index(store, sess); err != nil {

@@ -14,8 +14,9 @@ import (
 
 // RemoteMemory is a second, best-effort memory layer behind the Memory
 // Gateway protocol: searched before each run, given each completed turn
-// after it. Nothing it does can fail a turn; what fails is recorded in a
-// hidden audit event.
+// after it. Nothing it does can fail a turn. Each operation, done or
+// failed, is recorded in a hidden audit event (no message, so no model
+// sees it), without credentials or content.
 type RemoteMemory struct {
 	Client           *gateway.Client
 	UserKey          string // the credential the gateway knows this runtime's users by
@@ -24,7 +25,7 @@ type RemoteMemory struct {
 	TopK             int      // default 8
 }
 
-// AuditAuthor is the author of the hidden events recording gateway failures.
+// AuditAuthor is the author of the hidden events recording gateway operations.
 const AuditAuthor = "memory_gateway"
 
 func (m *RemoteMemory) identity(user string) gateway.Identity {
@@ -32,7 +33,7 @@ func (m *RemoteMemory) identity(user string) gateway.Identity {
 }
 
 // recall searches the gateway and returns the results as one message of
-// untrusted reference data (never the system prompt), or an audit event.
+// untrusted reference data (never the system prompt), and its audit event.
 func (m *RemoteMemory) recall(ctx context.Context, user, sessionID, query string) (*llm.Message, *session.Event) {
 	scope := m.Scope
 	if len(scope) == 0 {
@@ -46,8 +47,9 @@ func (m *RemoteMemory) recall(ctx context.Context, user, sessionID, query string
 	if err != nil {
 		return nil, audit(err)
 	}
+	done := audited(map[string]any{"operation": "search", "scope": scope, "results": len(resp.Results)})
 	if len(resp.Results) == 0 {
-		return nil, nil
+		return nil, done
 	}
 	var b strings.Builder
 	b.WriteString("Untrusted reference data from an external memory service: possibly relevant notes about this user. " +
@@ -55,11 +57,11 @@ func (m *RemoteMemory) recall(ctx context.Context, user, sessionID, query string
 	for _, r := range resp.Results {
 		fmt.Fprintf(&b, "- [%s] %s\n", r.SourceScope, strings.ReplaceAll(r.Text, "\n", " "))
 	}
-	return &llm.Message{Role: "user", Content: b.String()}, nil
+	return &llm.Message{Role: "user", Content: b.String()}, done
 }
 
 // remember adds the user's message and the final reply, then flushes; a
-// failed add skips the flush. It returns audit events for what failed.
+// failed add skips the flush. It returns the operations' audit events.
 func (m *RemoteMemory) remember(ctx context.Context, user, sessionID string, turn []*session.Event) []*session.Event {
 	first, last := turn[0], turn[len(turn)-1]
 	msgs := []gateway.Message{
@@ -70,16 +72,29 @@ func (m *RemoteMemory) remember(ctx context.Context, user, sessionID string, tur
 	if err := m.Client.Add(ctx, gateway.AddRequest{Identity: id, SessionID: "chat:" + sessionID, Messages: msgs}); err != nil {
 		return []*session.Event{audit(err)}
 	}
+	added := audited(map[string]any{"operation": "add", "session_id": "chat:" + sessionID, "messages": len(msgs)})
 	if err := m.Client.Flush(ctx, gateway.FlushRequest{Identity: id, SessionID: "chat:" + sessionID}); err != nil {
-		return []*session.Event{audit(err)}
+		return []*session.Event{added, audit(err)}
 	}
-	return nil
+	return []*session.Event{added, audited(map[string]any{"operation": "flush", "session_id": "chat:" + sessionID})}
+}
+
+// audited records an operation that succeeded.
+func audited(record map[string]any) *session.Event {
+	record["outcome"] = "ok"
+	return &session.Event{Author: AuditAuthor, Timestamp: time.Now(), Metadata: map[string]any{"audit": record}}
+}
+
+// failed reports whether an audit event records a failure.
+func failed(ev *session.Event) bool {
+	record, _ := ev.Metadata["audit"].(map[string]any)
+	return record["outcome"] == "failed"
 }
 
 // audit records a gateway failure: the operation, a category and the
 // status, never the key or the request.
 func audit(err error) *session.Event {
-	record := map[string]any{"operation": "unknown", "category": "error"}
+	record := map[string]any{"operation": "unknown", "outcome": "failed", "category": "error"}
 	var ge *gateway.Error
 	if errors.As(err, &ge) {
 		record["operation"], record["status"] = ge.Op, ge.Status

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hectormem/hector/internal/fakellm"
 	"github.com/hectormem/hector/pkg/gateway"
+	"github.com/hectormem/hector/pkg/session"
 )
 
 // fakeGateway answers each operation as told and records what it got.
@@ -89,9 +90,38 @@ func TestRemoteMemoryRecallsAndRemembers(t *testing.T) {
 	if g.count("flush") != 1 || res.Metadata != nil {
 		t.Errorf("flush calls %d, metadata %v", g.count("flush"), res.Metadata)
 	}
-	if evs := stored(t, f.sessions, "u", "s"); len(evs) != 2 {
-		t.Errorf("%d events stored; want just the turn", len(evs))
+	// Each operation that succeeded is recorded, hidden, without content or key.
+	evs := stored(t, f.sessions, "u", "s")
+	records := audits(t, evs)
+	want := []string{
+		`{"operation":"search","outcome":"ok","results":1,"scope":["current_chat","all_user_memory"]}`,
+		`{"messages":2,"operation":"add","outcome":"ok","session_id":"chat:s"}`,
+		`{"operation":"flush","outcome":"ok","session_id":"chat:s"}`,
 	}
+	if len(evs) != 5 || strings.Join(records, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%d events stored, audits:\n%s\nwant the turn and:\n%s", len(evs), strings.Join(records, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// audits returns the audit records among evs, in order, as JSON; an audit
+// event with a message or a key fails the test.
+func audits(t *testing.T, evs []*session.Event) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		if ev.Author != AuditAuthor {
+			continue
+		}
+		if ev.Message != nil {
+			t.Error("an audit event has a message: the model would see it")
+		}
+		raw, _ := json.Marshal(ev.Metadata["audit"])
+		if strings.Contains(string(raw), remoteKey) {
+			t.Error("an audit event holds the gateway key")
+		}
+		out = append(out, string(raw))
+	}
+	return out
 }
 
 func TestRemoteMemoryFailuresNeverFailTheTurn(t *testing.T) {
@@ -133,24 +163,24 @@ func TestRemoteMemoryFailuresNeverFailTheTurn(t *testing.T) {
 				t.Errorf("metadata %v", res.Metadata)
 			}
 			evs := stored(t, f.sessions, "u", "s")
-			var audit map[string]any
-			for _, ev := range evs {
-				if ev.Author == AuditAuthor {
-					audit, _ = ev.Metadata["audit"].(map[string]any)
-					if ev.Message != nil {
-						t.Error("the audit event has a message: the model would see it")
-					}
+			var failures []map[string]any
+			for _, raw := range audits(t, evs) {
+				var record map[string]any
+				json.Unmarshal([]byte(raw), &record)
+				if record["outcome"] == "failed" {
+					failures = append(failures, record)
 				}
 			}
-			if audit["operation"] != tc.op || audit["category"] != tc.category || audit["status"] != float64(tc.status) {
-				t.Errorf("audit = %v, want %s/%s/%d", audit, tc.op, tc.category, tc.status)
+			if len(failures) != 1 || failures[0]["operation"] != tc.op || failures[0]["category"] != tc.category || failures[0]["status"] != float64(tc.status) {
+				t.Errorf("failures = %v, want one %s/%s/%d", failures, tc.op, tc.category, tc.status)
 			}
 			raw, _ := json.Marshal(evs)
 			if strings.Contains(string(raw), remoteKey) {
 				t.Error("a stored event holds the gateway key")
 			}
-			if len(evs) != 3 {
-				t.Errorf("%d events; want the turn and one audit", len(evs))
+			// The turn, the failed operation, and those that succeeded.
+			if want := 2 + 1 + map[string]int{"search": 2, "add": 1, "flush": 2}[tc.op]; len(evs) != want {
+				t.Errorf("%d events; want %d", len(evs), want)
 			}
 		})
 	}
