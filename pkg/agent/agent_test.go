@@ -404,3 +404,29 @@ func TestFactWritePolicies(t *testing.T) {
 		})
 	}
 }
+
+// The write check is the turn starter's: an approver's turn in a session
+// does not make the next turn there, started by someone else, an approver's.
+func TestFactWritesFollowTheTurnsStarter(t *testing.T) {
+	ft := factsTools(t, facts.WriteApprovers)
+	store := func(v string) fakellm.Reply {
+		return fakellm.Reply{Calls: [][3]string{{"c-" + v, "memory_store", `{"key":"k","value":"` + v + `"}`}}}
+	}
+	f := setup(t, Config{Name: "assistant", App: "app", Facts: ft},
+		store("first"), fakellm.Reply{Content: "no"}, store("second"), fakellm.Reply{Content: "ok"}, store("third"), fakellm.Reply{Content: "no"})
+	for _, turn := range []struct {
+		approver bool
+		want     string
+	}{{false, ""}, {true, "second"}, {false, "second"}} {
+		if _, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "shared", Message: "remember k", Approver: turn.approver}, nil); err != nil {
+			t.Fatal(err)
+		}
+		value := ""
+		if got, err := ft.Facts.Recall(t.Context(), facts.UserScope("app", "u"), "k"); err == nil {
+			value = got.Value
+		}
+		if value != turn.want {
+			t.Errorf("after a turn by approver=%v the fact is %q, want %q", turn.approver, value, turn.want)
+		}
+	}
+}

@@ -79,6 +79,8 @@ type AgentFacts struct {
 	Scope   string `yaml:"scope"` // app, user (default) or session
 	// WritePolicy: auto (the agent may store and forget), approvers (only
 	// turns started by an approver credential may) or off (read only).
+	// Default: approvers when a credential is marked approver; else auto
+	// for user and session scope, off for app scope.
 	WritePolicy string `yaml:"write_policy"`
 	// Inject puts the most recent facts in the prompt, labelled as reference data.
 	Inject bool `yaml:"inject"`

@@ -187,3 +187,32 @@ databases:
 		t.Errorf("with the key in the environment: %v", got)
 	}
 }
+
+// An agent's facts write policy, when it names none, depends on the scope
+// and on whether any credential may approve.
+func TestWritePolicyDefaults(t *testing.T) {
+	agents := "llms:\n  m: {base_url: http://x, model: m}\nagents:\n" +
+		"  u: {llm: m, facts: {enabled: true}}\n" +
+		"  s: {llm: m, facts: {enabled: true, scope: session}}\n" +
+		"  a: {llm: m, facts: {enabled: true, scope: app}}\n" +
+		"  explicit: {llm: m, facts: {enabled: true, scope: app, write_policy: auto}}\n"
+	c, err := Parse("t.yaml", []byte(agents), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"u": "auto", "s": "auto", "a": "off", "explicit": "auto"} {
+		if got := c.Agents[name].Facts.WritePolicy; got != want {
+			t.Errorf("agent %s: write_policy %q, want %q", name, got, want)
+		}
+	}
+	t.Setenv("HECTOR_TEST_APPROVER_KEY", "approver-key-0123456789")
+	c, err = Parse("t.yaml", []byte("server:\n  auth:\n    api_keys:\n      - {name: lead, key_env: HECTOR_TEST_APPROVER_KEY, role: user, app: x, user: y, approver: true}\n"+agents), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"u": "approvers", "s": "approvers", "a": "approvers", "explicit": "auto"} {
+		if got := c.Agents[name].Facts.WritePolicy; got != want {
+			t.Errorf("with an approver key, agent %s: write_policy %q, want %q", name, got, want)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (c *Config) applyDefaults() {
 			a.Facts.Scope = "user"
 		}
 		if a.Facts.WritePolicy == "" {
-			a.Facts.WritePolicy = "auto"
+			a.Facts.WritePolicy = c.defaultWritePolicy(a.Facts.Scope)
 		}
 		c.Agents[name] = a
 	}
@@ -167,4 +167,19 @@ func (c *Config) onlyEmbedder() string {
 		}
 	}
 	return defaultEmbedder
+}
+
+// defaultWritePolicy is an agent's facts write policy when it names none:
+// approvers when some credential may approve; else auto for one user's or
+// one session's facts, and off for the app's, which every user shares.
+func (c *Config) defaultWritePolicy(scope string) string {
+	for _, k := range c.Server.Auth.APIKeys {
+		if k.Approver {
+			return "approvers"
+		}
+	}
+	if scope == "app" {
+		return "off"
+	}
+	return "auto"
 }

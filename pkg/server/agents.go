@@ -35,6 +35,10 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy}
 			ac.InjectFacts = a.Facts.Inject
 			logger.Info("agent facts", "agent", name, "scope", a.Facts.Scope, "write_policy", a.Facts.WritePolicy, "inject", a.Facts.Inject)
+			if a.Facts.Scope == facts.ScopeApp && a.Facts.WritePolicy != facts.WriteOff {
+				logger.Warn("an agent may write app-scoped facts: one user's turn then changes what every user of the app is told; "+
+					"set facts.write_policy: off (or approvers) unless that is intended", "agent", name, "write_policy", a.Facts.WritePolicy)
+			}
 		}
 		if g := a.MemoryGateway; g != nil {
 			ac.Remote = &agent.RemoteMemory{Client: &gateway.Client{BaseURL: g.URL, Timeout: time.Duration(g.TimeoutMS) * time.Millisecond},

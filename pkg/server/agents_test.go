@@ -2,12 +2,15 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/hectormem/hector/internal/fakellm"
+	"github.com/hectormem/hector/pkg/config"
 )
 
 func agentServer(t *testing.T, script ...fakellm.Reply) (*Server, *fakellm.Server) {
@@ -167,5 +170,39 @@ func TestAgentRunRefusesIncompleteAnswers(t *testing.T) {
 				t.Errorf("after a refused answer: %s", sess.Body)
 			}
 		})
+	}
+}
+
+// An agent that may write app-scoped facts is named in a WARN at start-up:
+// one user's turn would change what every user is told.
+func TestAppScopedFactWritesWarn(t *testing.T) {
+	for policy, warns := range map[string]bool{"auto": true, "approvers": true, "off": false} {
+		cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: inmemory}
+  artifacts: {backend: inmemory}
+  index: {type: keyword, persist: false}
+llms:
+  fake: {base_url: http://127.0.0.1:1, model: m}
+agents:
+  shared: {llm: fake, facts: {enabled: true, scope: app, write_policy: %s}}
+`, t.TempDir(), policy)), config.Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs, err := config.Open(t.Context(), cfg, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		if _, err := New(svcs, cfg, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatal(err)
+		}
+		svcs.Close()
+		warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "app-scoped facts") && strings.Contains(logs.String(), "agent=shared")
+		if warned != warns {
+			t.Errorf("write_policy %s: warned %v, want %v:\n%s", policy, warned, warns, logs.String())
+		}
 	}
 }
