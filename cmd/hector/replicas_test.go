@@ -46,6 +46,11 @@ func TestReplicas(t *testing.T) {
 		if got := res["results"].([]any); len(got) == 0 || !strings.Contains(got[0].(map[string]any)["content"].(string), word) {
 			t.Fatalf("right after the append of %q through one replica, the other finds %v", word, got)
 		}
+		// Each replica caches sessions: the other's read is never stale.
+		events := two.call(t, "GET", u+"/sessions/s1?recent=2", nil, 200)["events"].([]any)
+		if last := events[len(events)-1].(map[string]any); last["seq"] != float64(i+1) {
+			t.Fatalf("right after append %d through one replica, the other's cached session ends at %v", i+1, last["seq"])
+		}
 	}
 	// Another user sees none of it.
 	if res := two.call(t, "POST", "/v1/apps/app/users/bob/memory:search", map[string]any{"query": "quokka0 quokka1 came"}, 200); len(res["results"].([]any)) != 0 {
@@ -133,7 +138,7 @@ func replicaConfig(t *testing.T, dsn, addr string) func(name string) string {
 	return func(name string) string {
 		path := filepath.Join(t.TempDir(), "hector.yaml")
 		yaml := fmt.Sprintf(`server:
-  sessions: {backend: sql, database: main}
+  sessions: {backend: sql, database: main, cache: 100}
   artifacts: {backend: sql, database: main}
   index:
     type: hybrid

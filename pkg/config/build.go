@@ -95,6 +95,9 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 			return err
 		}
 	}
+	if srv.Sessions.Cache > 0 {
+		s.Sessions = session.NewCached(s.Sessions, srv.Sessions.Cache)
+	}
 
 	maxSize := artifacts.WithMaxSize(int64(srv.Artifacts.MaxSizeMB) << 20)
 	var err error

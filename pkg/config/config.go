@@ -126,6 +126,10 @@ type Facts struct {
 type Sessions struct {
 	Backend  string `yaml:"backend"`
 	Database string `yaml:"database"`
+	// Cache keeps the events of this many recently read sessions in memory
+	// (0: none). A cached read still asks the database for the session's
+	// state and last event, so it is never stale.
+	Cache int `yaml:"cache"`
 }
 
 // Index chooses the search index.

@@ -75,6 +75,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
+		{"server:\n  sessions: {cache: -1}\n", []string{"server.sessions.cache"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},

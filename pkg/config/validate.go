@@ -121,6 +121,9 @@ func (cfg *Config) validate() []*Error {
 	}
 	s := cfg.Server
 	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")
+	if s.Sessions.Cache < 0 {
+		c.add("server.sessions.cache", "must be 0 (no cache) or a number of sessions")
+	}
 	if s.Sessions.Backend == "sql" {
 		c.ref("server.sessions.database", s.Sessions.Database, dbs)
 	}

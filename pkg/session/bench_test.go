@@ -198,3 +198,30 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 		}
 	}
 }
+
+// BenchmarkGetRecent100Cached is BenchmarkGetRecent100's hot case through
+// a Cached service: the same Get, served from the cache after the first.
+func BenchmarkGetRecent100Cached(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, cached := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/cached=%v", be.name, cached), func(b *testing.B) {
+				svc, db := be.open(b)
+				s := mustCreate(b, svc, "s")
+				bulkAppend(b, svc, db, s, 1000)
+				if cached {
+					svc = NewCached(svc, 100)
+				}
+				req := &GetRequest{AppName: s.AppName(), UserID: s.UserID(), SessionID: s.ID(), NumRecentEvents: 100}
+				for b.Loop() {
+					resp, err := svc.Get(context.Background(), req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n := resp.Session.Events().Len(); n != 100 {
+						b.Fatalf("got %d events, want 100", n)
+					}
+				}
+			})
+		}
+	}
+}
