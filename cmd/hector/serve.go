@@ -88,6 +88,7 @@ func serve(cfg *config.Config) error {
 		listener.Close()
 		return err
 	}
+	defer srv.Close()
 	if !srv.AuthEnabled() && !server.IsLoopback(listener.Addr().String()) {
 		listener.Close()
 		return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", cfg.Server.Address)

@@ -52,6 +52,8 @@ type Config struct {
 	InjectFacts bool
 	// Remote is an optional Memory Gateway searched before and fed after each turn.
 	Remote *RemoteMemory
+	// Tools are more tools the model may call (an MCP server's, say).
+	Tools []tool.Tool
 }
 
 // Runner runs an agent's turns. It is safe for concurrent use; runs on one
@@ -101,6 +103,12 @@ func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Serv
 		for _, t := range cfg.Facts.List() {
 			r.tools[t.Name()] = t
 		}
+	}
+	for _, t := range cfg.Tools {
+		if _, taken := r.tools[t.Name()]; taken {
+			return nil, fmt.Errorf("agent %s: two tools are named %q", cfg.Name, t.Name())
+		}
+		r.tools[t.Name()] = t
 	}
 	return r, nil
 }
@@ -162,7 +170,8 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 			audits = append(audits, a)
 		}
 	}
-	reply, err := r.converse(ctx, inv, history, remote, &turn, observe)
+	var cacheHits int
+	reply, err := r.converse(withCacheHits(ctx, &cacheHits), inv, history, remote, &turn, observe)
 	// What is stored must not depend on whether the client is still there.
 	store := context.WithoutCancel(ctx)
 	if err != nil {
@@ -189,6 +198,9 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 	res := &Result{AppName: r.cfg.App, UserID: req.UserID, SessionID: sess.ID(), Reply: reply, Events: turn, Metadata: map[string]any{}}
 	if n := len(slices.DeleteFunc(slices.Clone(audits), func(a *session.Event) bool { return !failed(a) })); n > 0 {
 		res.Metadata["memory_gateway_failures"] = n
+	}
+	if cacheHits > 0 { // tool calls answered from the cache, without running the tool
+		res.Metadata["tool_cache_hits"] = cacheHits
 	}
 	if r.idx != nil {
 		if err := r.idx.Index(store, sess); err != nil {

@@ -6,6 +6,7 @@ package config
 
 import (
 	"github.com/hectormem/hector/pkg/workingmemory"
+	"time"
 )
 
 // Config is a whole configuration file.
@@ -59,6 +60,31 @@ type Agent struct {
 	// MemoryGateway, when set, is a remote memory searched before each run
 	// and given each completed turn (best effort). Off by default.
 	MemoryGateway *MemoryGateway `yaml:"memory_gateway"`
+	// MCPServers lend the agent their tools.
+	MCPServers []MCPServer `yaml:"mcp_servers"`
+}
+
+// MCPServer is an MCP server whose tools an agent may call: a command over
+// stdio, or a Streamable HTTP url.
+type MCPServer struct {
+	Name    string   `yaml:"name"`
+	Command []string `yaml:"command"`
+	URL     string   `yaml:"url"`
+	// HeadersEnv maps a header to the variable holding its value.
+	HeadersEnv map[string]string `yaml:"headers_env"`
+	// Cache keeps the tools' results for TTL (such as 5m), per app.
+	Cache *ToolCache `yaml:"cache"`
+}
+
+// ToolCache configures a read-through cache of tool results.
+type ToolCache struct {
+	TTL string `yaml:"ttl"`
+}
+
+// TTLDuration is the parsed TTL (validation has checked it).
+func (c ToolCache) TTLDuration() time.Duration {
+	d, _ := time.ParseDuration(c.TTL)
+	return d
 }
 
 // MemoryGateway is a remote Memory Gateway.

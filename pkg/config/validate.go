@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/workingmemory"
@@ -103,6 +104,28 @@ func (cfg *Config) validate() []*Error {
 		c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
 		c.oneOf(p+".facts.scope", a.Facts.Scope, "app", "user", "session")
 		c.oneOf(p+".facts.write_policy", a.Facts.WritePolicy, "auto", "approvers", "off")
+		names := map[string]bool{}
+		for i, m := range a.MCPServers {
+			mp := fmt.Sprintf("%s.mcp_servers.%d", p, i)
+			switch {
+			case m.Name == "":
+				c.add(mp+".name", "missing")
+			case names[m.Name]:
+				c.add(mp+".name", "%q is used twice", m.Name)
+			}
+			names[m.Name] = true
+			if (len(m.Command) == 0) == (m.URL == "") {
+				c.add(mp, "give a command (a list: program and arguments) or a url, not both")
+			}
+			for _, env := range m.HeadersEnv {
+				c.env(mp+".headers_env", env)
+			}
+			if m.Cache != nil {
+				if d, err := time.ParseDuration(m.Cache.TTL); err != nil || d <= 0 {
+					c.add(mp+".cache.ttl", "%q is not a positive duration such as 5m: a cached result must expire", m.Cache.TTL)
+				}
+			}
+		}
 		if g := a.MemoryGateway; g != nil {
 			if g.URL == "" {
 				c.add(p+".memory_gateway.url", "missing")

@@ -104,10 +104,8 @@ func (p Policy) Check(req StoreRequest) error {
 		return refuse("ttl_too_long", "a TTL of %s is over the maximum of %s: facts are not kept forever", req.TTL, p.MaxTTL)
 	}
 	for _, text := range []string{req.Key, req.Value} {
-		for _, re := range secretShapes {
-			if re.MatchString(text) {
-				return refuse("looks_like_secret", "this looks like a secret (a key, token or password): facts are not a place for secrets")
-			}
+		if LooksLikeSecret(text) {
+			return refuse("looks_like_secret", "this looks like a secret (a key, token or password): facts are not a place for secrets")
 		}
 		for _, re := range injectionShapes {
 			if re.MatchString(text) {
@@ -130,4 +128,15 @@ func (p Policy) checkKey(key string) error {
 		return refuse("key_invalid", "key %q: / separates levels of a hierarchy, as in deploy/tool", key)
 	}
 	return nil
+}
+
+// LooksLikeSecret reports whether text has the shape of a credential: a
+// private key, a cloud key, an API token, a JWT, a password= pair.
+func LooksLikeSecret(text string) bool {
+	for _, re := range secretShapes {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
 }

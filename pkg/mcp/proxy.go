@@ -22,12 +22,17 @@ func Remote(ctx context.Context, baseURL, credential, app, user string) (*sdk.Cl
 	if user != "" {
 		set["X-Hector-User"] = user
 	}
-	transport := &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: &http.Client{Transport: withHeaders{set, http.DefaultTransport}}}
+	transport := &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: &http.Client{Transport: WithHeaders(set)}}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "hector-mcp", Version: Version}, nil).Connect(ctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s/mcp: %w", baseURL, err)
 	}
 	return cs, nil
+}
+
+// WithHeaders is an HTTP transport that adds headers to every request.
+func WithHeaders(set map[string]string) http.RoundTripper {
+	return withHeaders{set, http.DefaultTransport}
 }
 
 type withHeaders struct {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,17 +15,22 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/gateway"
 	"github.com/hectormem/hector/pkg/llm"
+	"github.com/hectormem/hector/pkg/tool"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
 // newRunners makes a runner for every configured agent.
-func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (map[string]*agent.Runner, error) {
+// newRunners makes the configured agents, connecting to their MCP servers;
+// it returns what closes those connections.
+func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (map[string]*agent.Runner, []func() error, error) {
 	runners := map[string]*agent.Runner{}
+	var closers []func() error
+	cache := agent.NewToolCache(nil)
 	for name, a := range cfg.Agents {
 		l := cfg.LLMs[a.LLM]
 		client, err := llm.New(llm.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: os.Getenv(l.APIKeyEnv)})
 		if err != nil {
-			return nil, fmt.Errorf("agents.%s: %w", name, err)
+			return nil, closers, fmt.Errorf("agents.%s: %w", name, err)
 		}
 		ac := agent.Config{Name: name, App: a.App, Instruction: a.Instruction, WorkingMemory: a.WorkingMemory,
 			Search: a.Search.Enabled, MaxResults: a.Search.MaxResults, MaxSteps: a.MaxSteps, RejectConcurrent: a.ConcurrentRuns == "reject"}
@@ -45,13 +51,51 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 				UserKey: os.Getenv(g.UserKeyEnv), AppID: g.AppID, ProjectID: g.ProjectID, Scope: g.Scope, TopK: g.TopK}
 			logger.Info("agent memory gateway", "agent", name, "url", g.URL)
 		}
+		for _, m := range a.MCPServers {
+			tools, closeFn, err := connectMCP(m, cache)
+			if err != nil {
+				// An agent without one server's tools still runs; the log says why.
+				logger.Warn("an agent's MCP server is not reachable: its tools are left out", "agent", name, "mcp_server", m.Name, "error", err)
+				continue
+			}
+			closers = append(closers, closeFn)
+			ac.Tools = append(ac.Tools, tools...)
+			logger.Info("agent MCP server", "agent", name, "mcp_server", m.Name, "tools", len(tools), "cache_ttl", cacheTTL(m))
+		}
 		r, err := agent.New(ac, client, svcs.Sessions, svcs.Index, logger)
 		if err != nil {
-			return nil, err
+			return nil, closers, err
 		}
 		runners[name] = r
 	}
-	return runners, nil
+	return runners, closers, nil
+}
+
+func connectMCP(m config.MCPServer, cache *agent.ToolCache) ([]tool.Tool, func() error, error) {
+	headers := map[string]string{}
+	for header, env := range m.HeadersEnv {
+		headers[header] = os.Getenv(env)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tools, closeFn, err := agent.ConnectMCP(ctx, agent.MCPServer{Name: m.Name, Command: m.Command, URL: m.URL, Headers: headers})
+	if err != nil || m.Cache == nil {
+		return tools, closeFn, err
+	}
+	for i, t := range tools {
+		if tools[i], err = cache.CacheTool(t, m.Cache.TTLDuration()); err != nil {
+			closeFn()
+			return nil, nil, err
+		}
+	}
+	return tools, closeFn, nil
+}
+
+func cacheTTL(m config.MCPServer) string {
+	if m.Cache == nil {
+		return "none"
+	}
+	return m.Cache.TTL
 }
 
 // runAgent runs one turn: JSON back when it is done, or server-sent events

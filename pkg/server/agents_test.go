@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -204,5 +206,43 @@ agents:
 		if warned != warns {
 			t.Errorf("write_policy %s: warned %v, want %v:\n%s", policy, warned, warns, logs.String())
 		}
+	}
+}
+
+// An agent's tools from an MCP server named in the config (a real one,
+// internal/mcpcounter, run as a command), their results cached per app.
+func TestAgentMCPToolsCached(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "mcpcounter")
+	if out, err := exec.Command("go", "build", "-o", counter, "github.com/hectormem/hector/internal/mcpcounter").CombinedOutput(); err != nil {
+		t.Fatalf("building internal/mcpcounter: %v\n%s", err, out)
+	}
+	ask := fakellm.Reply{Calls: [][3]string{{"c", "lookup", `{"q":"tides"}`}}}
+	model := fakellm.Start(t, ask, fakellm.Reply{Content: "one"}, ask, fakellm.Reply{Content: "two"})
+	s := newTestServer(t, nil, fmt.Sprintf(`
+llms:
+  fake: {base_url: %q, model: fake-model}
+agents:
+  assistant:
+    app: a
+    llm: fake
+    mcp_servers:
+      - {name: counter, command: [%q], cache: {ttl: 5m}}
+`, model.URL, counter))
+	t.Cleanup(func() { s.Close() })
+	var hits []any
+	for _, user := range []string{"alice", "bob"} {
+		w := do(t, s, "POST", "/v1/agents/assistant/run", adminKey, map[string]any{"user_id": user, "message": "tides?"})
+		var res struct{ Metadata map[string]any }
+		json.Unmarshal(w.Body.Bytes(), &res)
+		if w.Code != 200 {
+			t.Fatalf("run for %s: %d %s", user, w.Code, w.Body)
+		}
+		hits = append(hits, res.Metadata["tool_cache_hits"])
+	}
+	if hits[0] != nil || hits[1] != 1.0 {
+		t.Errorf("tool_cache_hits per turn = %v, want none then 1 (the app's cached result)", hits)
+	}
+	if got := fmt.Sprint(model.Request(3)["messages"]); !strings.Contains(got, `\"calls\":1`) && !strings.Contains(got, `"calls":1`) {
+		t.Errorf("the second turn's tool result: %s", got)
 	}
 }

@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,6 +62,7 @@ type Server struct {
 
 	rebuild rebuildState
 	agents  map[string]*agent.Runner
+	closers []func() error // the agents' MCP connections
 }
 
 // New builds the server's handler.
@@ -71,7 +73,8 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	}
 	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
 		limiters: map[string]*rate.Limiter{}, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
-	if s.agents, err = newRunners(svcs, cfg, logger); err != nil {
+	if s.agents, s.closers, err = newRunners(svcs, cfg, logger); err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.routes = s.table()
@@ -94,6 +97,15 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Close closes the agents' connections to their MCP servers.
+func (s *Server) Close() error {
+	var errs []error
+	for _, c := range s.closers {
+		errs = append(errs, c())
+	}
+	return errors.Join(errs...)
+}
 
 // AuthEnabled reports whether the server checks credentials.
 func (s *Server) AuthEnabled() bool { return s.auth.enabled() }
