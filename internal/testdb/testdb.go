@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/pkg/sqldb"
@@ -86,4 +87,48 @@ func withSearchPath(dsn, schema string) string {
 		}
 	}
 	return dsn + " search_path=" + schema
+}
+
+// MySQLEnv names the variable holding the MySQL (MariaDB) test server's DSN.
+const MySQLEnv = "HECTOR_TEST_MYSQL_DSN"
+
+// MySQL returns a connection to a new, empty database on the MySQL test
+// server, dropped when t ends. It skips t when HECTOR_TEST_MYSQL_DSN is unset.
+func MySQL(t testing.TB) *gorm.DB {
+	t.Helper()
+	db, err := sqldb.OpenMySQL(MySQLDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sqldb.Close(db) })
+	return db
+}
+
+// MySQLDSN makes a new, empty database on the MySQL test server, dropped
+// when t ends, and returns its DSN. It skips t when HECTOR_TEST_MYSQL_DSN
+// is unset.
+func MySQLDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv(MySQLEnv)
+	if dsn == "" {
+		t.Skipf("%s is not set: no MySQL server to test against (scripts/test starts a MariaDB one)", MySQLEnv)
+	}
+	admin, err := sqldb.OpenMySQL(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemas.Add(1))
+	if err := admin.Exec("CREATE DATABASE " + name).Error; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP DATABASE " + name)
+		sqldb.Close(admin)
+	})
+	cfg, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	return cfg.FormatDSN()
 }

@@ -34,3 +34,10 @@ func newSQL(t testing.TB, db *gorm.DB, opts ...session.Option) *session.SQLServi
 	}
 	return svc
 }
+
+func TestMySQL(t *testing.T) {
+	testdb.MySQL(t) // skips the whole suite, once, when there is no server
+	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
+		return newSQL(t, testdb.MySQL(t), opts...)
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	}
 	return &SQLService{
 		limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite,
-		stmts: &stmtCache{db: sqlDB, postgres: !sqlite, stmts: make(map[string]*sql.Stmt)},
+		stmts: &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt)},
 	}, nil
 }
 
@@ -79,6 +80,10 @@ func isTransient(err error) bool {
 		code := pgErr.SQLState()
 		return code == "40001" || code == "40P01" // serialization_failure, deadlock_detected
 	}
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) {
+		return myErr.Number == 1213 || myErr.Number == 1205 // deadlock, lock wait timeout
+	}
 	return false
 }
 
@@ -98,8 +103,14 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 	}
 	now := time.Now().UnixNano()
 	err = s.write(ctx, func(w *writeTx) error {
-		n, err := w.exec("INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT DO NOTHING",
-			key.app, key.user, key.id, now, now)
+		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0)"
+		if w.stmts.dialect != "mysql" {
+			insert += " ON CONFLICT DO NOTHING"
+		}
+		n, err := w.exec(insert, key.app, key.user, key.id, now, now)
+		if s.isDuplicateKey(err) { // MySQL's way; its transaction goes on
+			n, err = 0, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -266,7 +277,14 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 		}
 		var ok bool
 		var err error
-		if seq, ok, err = w.returning(q+" RETURNING last_seq", args...); err != nil {
+		if w.stmts.dialect == "mysql" {
+			var n int64
+			n, seq, err = w.execID(strings.Replace(q, "last_seq = last_seq + 1", "last_seq = LAST_INSERT_ID(last_seq + 1)", 1), args...)
+			ok = n == 1
+		} else {
+			seq, ok, err = w.returning(q+" RETURNING last_seq", args...)
+		}
+		if err != nil {
 			return err
 		}
 		if !ok {
@@ -418,8 +436,17 @@ func (s *SQLService) isDuplicateKey(err error) bool {
 // tombstones are never deleted, and a deletion writes its tombstone before
 // it deletes the session's events.
 func insertWithCursor(w *writeTx, target string, args ...any) (int64, error) {
+	if w.stmts.dialect == "mysql" {
+		// The same head row, its next value handed back by LAST_INSERT_ID.
+		_, cursor, err := w.execID("UPDATE change_feed_head SET last_cursor = LAST_INSERT_ID(last_cursor + 1) WHERE id = 1")
+		if err != nil {
+			return 0, err
+		}
+		_, err = w.exec("INSERT INTO "+target+" VALUES (?"+strings.Repeat(", ?", len(args))+")", append([]any{cursor}, args...)...)
+		return cursor, err
+	}
 	with, next := "", "(SELECT coalesce(max(c), 0) + 1 FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest)"
-	if w.stmts.postgres {
+	if w.stmts.dialect == "postgres" {
 		with = "WITH head AS (UPDATE change_feed_head SET last_cursor = last_cursor + 1 WHERE id = 1 RETURNING last_cursor) "
 		next = "(SELECT last_cursor FROM head)"
 	}

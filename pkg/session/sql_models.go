@@ -15,28 +15,28 @@ type sessionRow struct {
 func (sessionRow) TableName() string { return "sessions" }
 
 type appStateRow struct {
-	AppName  string `gorm:"primaryKey;size:128"`
-	StateKey string `gorm:"primaryKey;size:256"`
-	Value    string `gorm:"type:text;not null"`
+	AppName  string   `gorm:"primaryKey;size:128"`
+	StateKey string   `gorm:"primaryKey;size:256"`
+	Value    longText `gorm:"not null"`
 }
 
 func (appStateRow) TableName() string { return "app_states" }
 
 type userStateRow struct {
-	AppName  string `gorm:"primaryKey;size:128"`
-	UserID   string `gorm:"primaryKey;size:128"`
-	StateKey string `gorm:"primaryKey;size:256"`
-	Value    string `gorm:"type:text;not null"`
+	AppName  string   `gorm:"primaryKey;size:128"`
+	UserID   string   `gorm:"primaryKey;size:128"`
+	StateKey string   `gorm:"primaryKey;size:256"`
+	Value    longText `gorm:"not null"`
 }
 
 func (userStateRow) TableName() string { return "user_states" }
 
 type sessionStateRow struct {
-	AppName   string `gorm:"primaryKey;size:128"`
-	UserID    string `gorm:"primaryKey;size:128"`
-	SessionID string `gorm:"primaryKey;size:128"`
-	StateKey  string `gorm:"primaryKey;size:256"`
-	Value     string `gorm:"type:text;not null"`
+	AppName   string   `gorm:"primaryKey;size:128"`
+	UserID    string   `gorm:"primaryKey;size:128"`
+	SessionID string   `gorm:"primaryKey;size:128"`
+	StateKey  string   `gorm:"primaryKey;size:256"`
+	Value     longText `gorm:"not null"`
 }
 
 func (sessionStateRow) TableName() string { return "session_states" }

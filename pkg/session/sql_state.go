@@ -19,7 +19,9 @@ type stateTable struct {
 	values func(k sessionKey) []any
 	where  string
 	upsert string
-	delete string
+	// upsertMySQL is upsert in MySQL's words.
+	upsertMySQL string
+	delete      string
 }
 
 func newStateTable(name string, owner []string, values func(k sessionKey) []any) stateTable {
@@ -29,6 +31,8 @@ func newStateTable(name string, owner []string, values func(k sessionKey) []any)
 		name: name, owner: owner, values: values, where: where,
 		upsert: "INSERT INTO " + name + " (" + cols + ", value) VALUES (" + strings.Repeat("?, ", len(owner)+1) + "?)" +
 			" ON CONFLICT (" + cols + ") DO UPDATE SET value = excluded.value",
+		upsertMySQL: "INSERT INTO " + name + " (" + cols + ", value) VALUES (" + strings.Repeat("?, ", len(owner)+1) + "?)" +
+			" ON DUPLICATE KEY UPDATE value = VALUES(value)",
 		delete: "DELETE FROM " + name + " WHERE " + where + " AND state_key = ?",
 	}
 }
@@ -69,7 +73,11 @@ func (t stateTable) write(w *writeTx, key sessionKey, delta map[string]any) erro
 		} else {
 			var raw []byte
 			if raw, err = json.Marshal(delta[k]); err == nil {
-				_, err = w.exec(t.upsert, slices.Concat(owner, []any{k, string(raw)})...)
+				upsert := t.upsert
+				if w.stmts.dialect == "mysql" {
+					upsert = t.upsertMySQL
+				}
+				_, err = w.exec(upsert, slices.Concat(owner, []any{k, string(raw)})...)
 			}
 		}
 		if err != nil {

@@ -16,10 +16,10 @@ import (
 
 // stmtCache prepares each distinct statement once per database.
 type stmtCache struct {
-	db       *sql.DB
-	postgres bool
-	mu       sync.Mutex
-	stmts    map[string]*sql.Stmt
+	db      *sql.DB
+	dialect string // sqlite, postgres or mysql
+	mu      sync.Mutex
+	stmts   map[string]*sql.Stmt
 }
 
 func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -29,7 +29,7 @@ func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 		return st, nil
 	}
 	text := query
-	if c.postgres {
+	if c.dialect == "postgres" {
 		text = numberPlaceholders(query)
 	}
 	st, err := c.db.PrepareContext(ctx, text)
@@ -82,6 +82,24 @@ func (w *writeTx) exec(query string, args ...any) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// execID runs a statement and returns how many rows it changed and the
+// value it gave LAST_INSERT_ID (MySQL's way of handing back a number).
+func (w *writeTx) execID(query string, args ...any) (rows, id int64, err error) {
+	st, err := w.stmt(query)
+	if err != nil {
+		return 0, 0, err
+	}
+	res, err := st.ExecContext(w.ctx, args...)
+	if err != nil {
+		return 0, 0, err
+	}
+	if rows, err = res.RowsAffected(); err != nil {
+		return 0, 0, err
+	}
+	id, err = res.LastInsertId()
+	return rows, id, err
 }
 
 // returning runs a statement ending in RETURNING one integer column; ok is

@@ -15,17 +15,17 @@ import (
 type eventRow struct {
 	// The store-wide cursor is the primary key: in SQLite it is the rowid, so
 	// the feed needs no index of its own.
-	Cursor       int64  `gorm:"column:feed_cursor;primaryKey;autoIncrement:false"`
-	AppName      string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:1;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
-	UserID       string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:2;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
-	SessionID    string `gorm:"size:128;not null;uniqueIndex:events_seq,priority:3;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
-	Seq          int64  `gorm:"not null;uniqueIndex:events_seq,priority:4"`
-	EventID      string `gorm:"size:128;not null;uniqueIndex:events_event_id,priority:4"`
-	InvocationID string `gorm:"size:128"`
-	Author       string `gorm:"size:256"`
-	Branch       string `gorm:"size:256"`
-	TimestampNs  int64  `gorm:"not null;index:events_time,priority:4"`
-	Payload      string `gorm:"type:text;not null"`
+	Cursor       int64    `gorm:"column:feed_cursor;primaryKey;autoIncrement:false"`
+	AppName      string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:1;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
+	UserID       string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:2;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
+	SessionID    string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:3;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
+	Seq          int64    `gorm:"not null;uniqueIndex:events_seq,priority:4"`
+	EventID      string   `gorm:"size:128;not null;uniqueIndex:events_event_id,priority:4"`
+	InvocationID string   `gorm:"size:128"`
+	Author       string   `gorm:"size:256"`
+	Branch       string   `gorm:"size:256"`
+	TimestampNs  int64    `gorm:"not null;index:events_time,priority:4"`
+	Payload      longText `gorm:"not null"`
 }
 
 func (eventRow) TableName() string { return "events" }
@@ -97,7 +97,7 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	p := &pendingAppend{h: h, key: sessionKey{owner{h.app, h.user}, h.id}, delta: delta, row: eventRow{
 		AppName: h.app, UserID: h.user, SessionID: h.id,
 		EventID: id, InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch,
-		TimestampNs: ts.UnixNano(), Payload: string(payload),
+		TimestampNs: ts.UnixNano(), Payload: longText(payload),
 	}}
 	for _, opt := range opts {
 		opt(&p.opts)

@@ -1,5 +1,5 @@
 // Package sqldb opens the GORM databases Hector stores its data in: SQLite,
-// the embedded default, and PostgreSQL for production.
+// the embedded default, and PostgreSQL or MySQL (MariaDB) for production.
 package sqldb
 
 import (
@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -18,6 +21,7 @@ import (
 const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
+	DriverMySQL    = "mysql"
 )
 
 // Open opens a database by driver name: "sqlite" takes a file path,
@@ -28,8 +32,10 @@ func Open(driver, dsn string) (*gorm.DB, error) {
 		return OpenSQLite(dsn)
 	case DriverPostgres:
 		return OpenPostgres(dsn)
+	case DriverMySQL:
+		return OpenMySQL(dsn)
 	default:
-		return nil, fmt.Errorf("sqldb: unknown database driver %q: use %q or %q", driver, DriverSQLite, DriverPostgres)
+		return nil, fmt.Errorf("sqldb: unknown database driver %q: use %q, %q or %q", driver, DriverSQLite, DriverPostgres, DriverMySQL)
 	}
 }
 
@@ -68,6 +74,40 @@ func OpenPostgres(dsn string) (*gorm.DB, error) {
 		return nil, fmt.Errorf("sqldb: cannot connect to PostgreSQL (check the DSN's host, port, user, password and database): %s", redact(err.Error(), dsn))
 	}
 	return db, nil
+}
+
+// OpenMySQL connects to MySQL or MariaDB ("user:pw@tcp(host:3306)/db" or
+// "user@unix(/path/mysql.sock)/db") and checks the connection. Hector sets
+// what its tables need: times parsed, in UTC, utf8mb4 text, and the
+// standard's quoting and strictness.
+func OpenMySQL(dsn string) (*gorm.DB, error) {
+	cfg, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqldb: the MySQL DSN is not valid (user:password@tcp(host:3306)/database): %s", redact(err.Error(), dsn))
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["charset"] = "utf8mb4"
+	cfg.Params["sql_mode"] = "'ANSI_QUOTES,STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO'"
+	db, err := gorm.Open(mysql.New(mysql.Config{DSNConfig: cfg}), config())
+	if err != nil {
+		return nil, fmt.Errorf("sqldb: cannot connect to MySQL (check the DSN's host, port, user, password and database): %s", redact(err.Error(), dsn))
+	}
+	// IDs compare as bytes, as on the other databases: "Alice" is not
+	// "alice", and "a " is not "a". MariaDB and MySQL name that collation
+	// differently.
+	var version string
+	if err := db.Raw("SELECT VERSION()").Scan(&version).Error; err != nil {
+		return nil, fmt.Errorf("sqldb: MySQL: %s", redact(err.Error(), dsn))
+	}
+	collation := "utf8mb4_0900_bin"
+	if strings.Contains(version, "MariaDB") {
+		collation = "utf8mb4_nopad_bin"
+	}
+	// Session: every call on the returned handle starts from these settings.
+	return db.Set("gorm:table_options", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE="+collation).Session(&gorm.Session{}), nil
 }
 
 func config() *gorm.Config {

@@ -43,6 +43,7 @@ func Run(t *testing.T, newService Factory) {
 		{"List", testList},
 		{"ListStableUnderInserts", testListStableUnderInserts},
 		{"ListOwners", testListOwners},
+		{"IDsCompareExactly", testIDsCompareExactly},
 		{"Delete", testDelete},
 		{"BadInputWritesNothing", testBadInputWritesNothing},
 		{"SessionlessState", testSessionlessState},
@@ -891,5 +892,28 @@ func testListOwners(t *testing.T, svc session.Service) {
 	}
 	if _, err := lister.ListOwners(ctx, &session.OwnersRequest{PageToken: "garbage"}); !errors.Is(err, session.ErrInvalidArgument) {
 		t.Errorf("a bad page token: %v", err)
+	}
+}
+
+// IDs are compared byte for byte on every backend: case and trailing
+// spaces make different users and sessions.
+func testIDsCompareExactly(t *testing.T, svc session.Service) {
+	ctx := t.Context()
+	for _, user := range []string{"alice", "Alice"} {
+		if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: user, SessionID: "s", State: map[string]any{"who": user}}); err != nil {
+			t.Fatalf("Create for %q: %v", user, err)
+		}
+	}
+	for _, user := range []string{"alice", "Alice"} {
+		got, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: user, SessionID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := got.Session.State().Get("who"); v != user {
+			t.Errorf("%q's session holds the state of %v", user, v)
+		}
+	}
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: "S"}); err != nil {
+		t.Errorf("session S beside s: %v", err)
 	}
 }
