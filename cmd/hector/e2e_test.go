@@ -223,6 +223,20 @@ databases:
 	flow(t, nil, "--config", cfg)
 }
 
+func TestServeMySQL(t *testing.T) {
+	dsn := testdb.MySQLDSN(t) // skips without a server
+	cfg := filepath.Join(t.TempDir(), "hector.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  sessions: {backend: sql, database: my}
+  artifacts: {backend: sql}
+databases:
+  my: {driver: mysql, dsn: %q}
+`, t.TempDir(), dsn)), 0o600)
+	flow(t, nil, "--config", cfg)
+}
+
 func TestServeRefusesAnOpenAddressWithoutAuth(t *testing.T) {
 	cmd := exec.Command(binary, "serve", "--address", "0.0.0.0:"+strings.Split(freeAddress(t), ":")[1])
 	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+t.TempDir())

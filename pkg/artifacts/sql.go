@@ -2,8 +2,10 @@ package artifacts
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"io"
 	"sync"
 	"time"
@@ -79,12 +81,8 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	for attempt := 1; ; attempt++ {
 		// One statement picks the next version and claims it; two savers that
 		// pick the same one collide on the primary key and the loser retries.
-		err = db.Raw(`INSERT INTO artifact_versions (app_name, user_id, session_id, name, version, blob_id, mime_type, size, sha256, created_ns, metadata)
-			VALUES (?, ?, ?, ?, (SELECT coalesce(max(version), 0) + 1 FROM artifact_versions WHERE app_name = ? AND user_id = ? AND session_id = ? AND name = ?), ?, ?, ?, ?, ?, ?)
-			RETURNING version`,
-			row.AppName, row.UserID, row.SessionID, row.Name, row.AppName, row.UserID, row.SessionID, row.Name,
-			row.BlobID, row.MimeType, row.Size, row.SHA256, row.CreatedNs, row.Metadata).Scan(&row.Version).Error
-		if err == nil || attempt == 20 || !s.isDuplicateKey(err) {
+		err = s.claimVersion(db, &row)
+		if err == nil || attempt == 20 || !(s.isDuplicateKey(err) || isDeadlock(err)) {
 			break
 		}
 	}
@@ -93,6 +91,42 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 		return nil, fmt.Errorf("artifacts: saving %q: %w", req.Name, err)
 	}
 	return row.info()
+}
+
+func (s *sqlStore) claimVersion(db *gorm.DB, row *versionRow) error {
+	if db.Dialector.Name() != "mysql" {
+		return db.Raw(`INSERT INTO artifact_versions (app_name, user_id, session_id, name, version, blob_id, mime_type, size, sha256, created_ns, metadata)
+			VALUES (?, ?, ?, ?, (SELECT coalesce(max(version), 0) + 1 FROM artifact_versions WHERE app_name = ? AND user_id = ? AND session_id = ? AND name = ?), ?, ?, ?, ?, ?, ?)
+			RETURNING version`,
+			row.AppName, row.UserID, row.SessionID, row.Name, row.AppName, row.UserID, row.SessionID, row.Name,
+			row.BlobID, row.MimeType, row.Size, row.SHA256, row.CreatedNs, row.Metadata).Scan(&row.Version).Error
+	}
+	// MySQL has no RETURNING, nor a subquery on the table an INSERT ...
+	// VALUES writes: INSERT ... SELECT, then read the version back by blob.
+	// At READ COMMITTED the SELECT takes no gap locks, so concurrent savers
+	// collide on the key and retry rather than deadlock.
+	return db.Transaction(func(db *gorm.DB) error {
+		return claimVersionMySQL(db, row)
+	}, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+}
+
+func claimVersionMySQL(db *gorm.DB, row *versionRow) error {
+	err := db.Exec(`INSERT INTO artifact_versions (app_name, user_id, session_id, name, version, blob_id, mime_type, size, sha256, created_ns, metadata)
+		SELECT ?, ?, ?, ?, coalesce(max(version), 0) + 1, ?, ?, ?, ?, ?, ? FROM artifact_versions WHERE app_name = ? AND user_id = ? AND session_id = ? AND name = ?`,
+		row.AppName, row.UserID, row.SessionID, row.Name, row.BlobID, row.MimeType, row.Size, row.SHA256, row.CreatedNs, row.Metadata,
+		row.AppName, row.UserID, row.SessionID, row.Name).Error
+	if err != nil {
+		return err
+	}
+	return db.Raw(`SELECT version FROM artifact_versions WHERE app_name = ? AND user_id = ? AND session_id = ? AND name = ? AND blob_id = ?`,
+		row.AppName, row.UserID, row.SessionID, row.Name, row.BlobID).Scan(&row.Version).Error
+}
+
+// isDeadlock tells MySQL's deadlock, which InnoDB resolves by failing one
+// of two concurrent savers: that one tries again.
+func isDeadlock(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == 1213
 }
 
 // chunkBuffers recycles upload buffers: a save of a few bytes should not

@@ -33,6 +33,17 @@ func TestPostgres(t *testing.T) {
 	})
 }
 
+func TestMySQL(t *testing.T) {
+	testdb.MySQL(t)
+	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
+		s, err := artifacts.NewSQL(testdb.MySQL(t), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
 func TestFilesystem(t *testing.T) {
 	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
 		s, err := artifacts.NewFilesystem(t.TempDir(), opts...)

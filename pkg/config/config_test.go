@@ -71,7 +71,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 			[]string{"t.yaml:6", "agents.bot.working_memory.max_messages", "does not apply"}},
 		{"server:\n  index: {type: fuzzy}\n", []string{"t.yaml:2", "server.index.type", `"fuzzy"`}},
 		{"server:\n  sessions: {backend: sql, database: pg}\n", []string{"server.sessions.database", `"pg"`}},
-		{"databases:\n  main: {driver: mysql, dsn: x}\n", []string{"t.yaml:2", "databases.main.driver"}},
+		{"databases:\n  main: {driver: oracle, dsn: x}\n", []string{"t.yaml:2", "databases.main.driver"}},
+		{"databases:\n  main: {driver: mysql, dsn: \"not a dsn\"}\n", []string{"databases.main.dsn", "MySQL DSN"}},
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
@@ -184,6 +185,13 @@ databases:
 	}
 	if strings.Contains(got, "s3cret-pw") {
 		t.Errorf("locations show the password:\n%s", got)
+	}
+	my, err := Parse("t.yaml", []byte("server:\n  artifacts: {backend: sql}\ndatabases:\n  main: {driver: mysql, dsn: \"hector:s3cret-pw@tcp(db.internal:3306)/memory\"}\n"), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(my.Locations()); !strings.Contains(got, "mysql hector@db.internal:3306/memory") || strings.Contains(got, "s3cret-pw") {
+		t.Errorf("a MySQL database's location: %s", got)
 	}
 	t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
 	if got := c.Locations(); !slices.Contains(got, Location{"facts key", "$HECTOR_FACTS_KEY"}) || strings.Contains(fmt.Sprint(got), "abab") {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +100,12 @@ func (c *Config) describeDatabase(name string) string {
 	switch d.Driver {
 	case "sqlite":
 		return "sqlite " + abs(d.DSN)
+	case "mysql":
+		mc, err := mysqldriver.ParseDSN(d.DSN)
+		if err != nil {
+			return "mysql (databases." + name + ".dsn cannot be read)"
+		}
+		return fmt.Sprintf("mysql %s@%s/%s", mc.User, mc.Addr, mc.DBName)
 	case "postgres":
 	default:
 		return d.Driver + " (databases." + name + ")"

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"maps"
 	"os"
 	"slices"
@@ -47,9 +48,14 @@ func (cfg *Config) validate() []*Error {
 	dbs, embedders, llms := sortedKeys(cfg.Databases), sortedKeys(cfg.Embedders), sortedKeys(cfg.LLMs)
 	for _, name := range dbs {
 		db, p := cfg.Databases[name], "databases."+name
-		c.oneOf(p+".driver", db.Driver, "sqlite", "postgres")
+		c.oneOf(p+".driver", db.Driver, "sqlite", "postgres", "mysql")
 		if db.DSN == "" {
-			c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres")
+			c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres or mysql")
+		}
+		if db.Driver == "mysql" {
+			if _, err := mysqldriver.ParseDSN(db.DSN); err != nil && db.DSN != "" {
+				c.add(p+".dsn", "not a MySQL DSN such as user:password@tcp(host:3306)/database")
+			}
 		}
 	}
 	for _, name := range embedders {

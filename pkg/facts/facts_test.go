@@ -46,6 +46,11 @@ func TestPostgres(t *testing.T) {
 	factstest.Run(t, sqlFactory(testdb.Postgres))
 }
 
+func TestMySQL(t *testing.T) {
+	testdb.MySQL(t)
+	factstest.Run(t, sqlFactory(testdb.MySQL))
+}
+
 func TestDatabaseHoldsOnlyCiphertext(t *testing.T) {
 	db := testdb.SQLite(t)
 	svc, err := facts.NewSQL(t.Context(), db, testKey)

@@ -14,7 +14,7 @@ import (
 // hygiene against mistakes and casual abuse, not a security boundary: a
 // determined writer can phrase around any pattern.
 type Policy struct {
-	MaxKeyChars   int           // default 128
+	MaxKeyChars   int           // default 128; at most 256, what the SQL stores hold
 	MaxValueChars int           // default 1,000
 	MaxScopeChars int           // total characters of values in one scope; default 4,000
 	DefaultTTL    time.Duration // default 90 days

@@ -16,7 +16,7 @@ type factRow struct {
 	AppName    string `gorm:"primaryKey;size:128"`
 	UserID     string `gorm:"primaryKey;size:128"`
 	SessionID  string `gorm:"primaryKey;size:128"`
-	Key        string `gorm:"column:fact_key;primaryKey;size:512"`
+	Key        string `gorm:"column:fact_key;primaryKey;size:256"` // a key is at most 256 characters (MySQL caps a primary key at 3,072 bytes)
 	Category   string `gorm:"size:64;not null"`
 	Tags       string `gorm:"type:text"`
 	Value      []byte `gorm:"not null"` // sealed: the database holds ciphertext only

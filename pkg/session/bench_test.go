@@ -12,7 +12,7 @@ import (
 )
 
 // Run with: go test -run '^$' -bench . -benchmem ./pkg/session
-// (set HECTOR_TEST_POSTGRES_DSN, or use scripts/bench, for the PostgreSQL rows).
+// (set HECTOR_TEST_POSTGRES_DSN and HECTOR_TEST_MYSQL_DSN, or use scripts/test's servers, for those rows).
 
 type benchBackend struct {
 	name string
@@ -23,6 +23,7 @@ var benchBackends = []benchBackend{
 	{"inmemory", func(b *testing.B) (Service, *gorm.DB) { return NewInMemoryService(), nil }},
 	{"sqlite", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.SQLite(b)) }},
 	{"postgres", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.Postgres(b)) }},
+	{"mysql", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.MySQL(b)) }},
 }
 
 func openSQL(b *testing.B, db *gorm.DB) (Service, *gorm.DB) {

@@ -90,7 +90,7 @@ func OpenMySQL(dsn string) (*gorm.DB, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["charset"] = "utf8mb4"
-	cfg.Params["sql_mode"] = "'ANSI_QUOTES,STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO'"
+	cfg.Params["sql_mode"] = "'ANSI_QUOTES,NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO'"
 	db, err := gorm.Open(mysql.New(mysql.Config{DSNConfig: cfg}), config())
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: cannot connect to MySQL (check the DSN's host, port, user, password and database): %s", redact(err.Error(), dsn))

@@ -2,11 +2,11 @@
 // feed in the sessions' own database, where every replica reads it, with a
 // lease that lets one replica at a time follow the feed.
 //
-// On PostgreSQL the lease is a session-level advisory lock held on a
-// connection of its own: when the leading process dies, its connection
-// closes, the server releases the lock, and the next replica to ask takes
-// over. Other databases (SQLite) are used by one process at a time, whose
-// indexes lead in turn.
+// On PostgreSQL the lease is a session-level advisory lock (on MySQL a
+// named lock, GET_LOCK) held on a connection of its own: when the leading
+// process dies, its connection closes, the server releases the lock, and
+// the next replica to ask takes over. SQLite is used by one process at a
+// time, whose indexes lead in turn.
 package position
 
 import (
@@ -59,7 +59,21 @@ func NewSQL(ctx context.Context, db *gorm.DB, name string) (*SQL, error) {
 	return &SQL{db: db, name: name}, nil
 }
 
-func (p *SQL) postgres() bool { return p.db.Dialector.Name() == "postgres" }
+// serverLock is the statement that takes the lease as a lock the database
+// server holds for one connection, "" for databases without one (SQLite).
+func (p *SQL) serverLock() string {
+	switch p.db.Dialector.Name() {
+	case "postgres":
+		// The key covers the schema too: deployments sharing a database in
+		// separate schemas do not share a lease.
+		return "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || '/hector-index/' || $1, 0))"
+	case "mysql":
+		// Lock names are server-wide (64 characters at most): the database's
+		// name goes in, hashed with the position's.
+		return "SELECT GET_LOCK(CONCAT('hector-', LEFT(SHA2(CONCAT(DATABASE(), '/hector-index/', ?), 256), 50)), 0) = 1"
+	}
+	return ""
+}
 
 // leaders are the positions that lead in this process, by database and
 // name, for databases without advisory locks.
@@ -78,7 +92,8 @@ func (p *SQL) leaderKey() leaderKey {
 func (p *SQL) Lead(ctx context.Context) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.postgres() {
+	lock := p.serverLock()
+	if lock == "" {
 		if !p.held {
 			_, taken := leaders.LoadOrStore(p.leaderKey(), p)
 			p.held = !taken
@@ -102,9 +117,7 @@ func (p *SQL) Lead(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("index position: %w", err)
 	}
 	var ok bool
-	// The key covers the schema too: deployments sharing a database in
-	// separate schemas do not share a lease.
-	err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || '/hector-index/' || $1, 0))", p.name).Scan(&ok)
+	err = conn.QueryRowContext(ctx, lock, p.name).Scan(&ok)
 	if err != nil || !ok {
 		conn.Close()
 		if err != nil {
@@ -125,7 +138,7 @@ func (p *SQL) Cursor(ctx context.Context) (int64, error) {
 }
 
 func (p *SQL) Advance(ctx context.Context, from, to int64) (bool, error) {
-	res := p.db.WithContext(ctx).Model(&row{}).Where("name = ? AND cursor = ?", p.name, from).
+	res := p.db.WithContext(ctx).Model(&row{}).Where(`name = ? AND "cursor" = ?`, p.name, from).
 		Updates(map[string]any{"cursor": to, "updated_at": time.Now()})
 	if res.Error != nil {
 		return false, fmt.Errorf("index position: saving the cursor: %w", res.Error)
@@ -134,7 +147,7 @@ func (p *SQL) Advance(ctx context.Context, from, to int64) (bool, error) {
 }
 
 func (p *SQL) Rewind(ctx context.Context, to int64) error {
-	err := p.db.WithContext(ctx).Model(&row{}).Where("name = ? AND cursor > ?", p.name, to).
+	err := p.db.WithContext(ctx).Model(&row{}).Where(`name = ? AND "cursor" > ?`, p.name, to).
 		Updates(map[string]any{"cursor": to, "updated_at": time.Now()}).Error
 	if err != nil {
 		return fmt.Errorf("index position: rewinding the cursor: %w", err)
@@ -155,7 +168,11 @@ func (p *SQL) Close() error {
 	}
 	// Closing the connection releases the lock; unlocking first hands it
 	// over at once even if the pool keeps the connection.
-	_, err := p.conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock_all()")
+	unlock := "SELECT pg_advisory_unlock_all()"
+	if p.db.Dialector.Name() == "mysql" {
+		unlock = "SELECT RELEASE_ALL_LOCKS()"
+	}
+	_, err := p.conn.ExecContext(context.Background(), unlock)
 	err = errors.Join(err, p.conn.Close())
 	p.conn = nil
 	return err

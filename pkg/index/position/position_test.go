@@ -3,6 +3,7 @@ package position_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -12,6 +13,7 @@ import (
 
 func TestSQLite(t *testing.T)   { run(t, testdb.SQLite(t)) }
 func TestPostgres(t *testing.T) { run(t, testdb.Postgres(t)) }
+func TestMySQL(t *testing.T)    { run(t, testdb.MySQL(t)) }
 
 func run(t *testing.T, db *gorm.DB) {
 	ctx := t.Context()
@@ -125,5 +127,46 @@ func TestSQLiteLeasePerDatabase(t *testing.T) {
 		if ok, err := p.Lead(t.Context()); err != nil || !ok {
 			t.Errorf("an index on its own database does not lead: %v %v", ok, err)
 		}
+	}
+}
+
+// On MySQL too a leader whose connection dies loses the lease.
+func TestMySQLLeaderDies(t *testing.T) {
+	db := testdb.MySQL(t)
+	ctx := t.Context()
+	one, err := position.NewSQL(ctx, db, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	two, err := position.NewSQL(ctx, db, "dies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.Close()
+	if ok, _ := one.Lead(ctx); !ok {
+		t.Fatal("no leader")
+	}
+	if ok, _ := two.Lead(ctx); ok {
+		t.Fatal("two leaders")
+	}
+	var holder int64
+	if err := db.Raw(`SELECT IS_USED_LOCK(CONCAT('hector-', LEFT(SHA2(CONCAT(DATABASE(), '/hector-index/', 'dies'), 256), 50)))`).Scan(&holder).Error; err != nil || holder == 0 {
+		t.Fatalf("the lock's holder: %d %v", holder, err)
+	}
+	if err := db.Exec(fmt.Sprintf("KILL %d", holder)).Error; err != nil {
+		t.Fatal(err)
+	}
+	for range 100 { // the server releases the lock once the killed connection is gone
+		if ok, err := two.Lead(ctx); err == nil && ok {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ok, err := two.Lead(ctx); err != nil || !ok {
+		t.Fatalf("after the leader's connection died, the other does not lead: %v %v", ok, err)
+	}
+	if ok, _ := one.Lead(ctx); ok {
+		t.Error("the leader whose connection died still says it leads")
 	}
 }
