@@ -16,6 +16,7 @@ import (
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/index/pgsearch"
+	"github.com/hectormem/hector/pkg/index/pinecone"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
@@ -227,6 +228,8 @@ func (s *Services) openStore(cfg *Config) (index.Store, error) {
 		if db, err = s.sqlDB(cfg, cfg.Server.Sessions.Database); err == nil {
 			store, err = pgsearch.New(db, i.Postgres.Table)
 		}
+	case "pinecone":
+		store, err = pinecone.New(pinecone.Config{Host: i.Pinecone.Host, APIKey: os.Getenv(i.Pinecone.APIKeyEnv)})
 	case "qdrant":
 		q := i.Qdrant
 		store, err = qdrant.New(qdrant.Config{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection})
@@ -244,6 +247,8 @@ func (s *Services) openStore(cfg *Config) (index.Store, error) {
 // store and collection, so two collections each get every event.
 func storeName(i Index) string {
 	switch i.Store {
+	case "pinecone":
+		return "pinecone/" + i.Pinecone.Host
 	case "postgres":
 		return "postgres/" + i.Postgres.Table
 	case "qdrant":

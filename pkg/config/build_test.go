@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/internal/fakeqdrant"
 	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/index"
@@ -117,5 +118,34 @@ func appendAndFind(t *testing.T, svcs *Services) {
 	got, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
 	if err != nil || len(got.Results) != 1 {
 		t.Fatalf("search = %+v, %v", got, err)
+	}
+}
+
+// A vector index in Pinecone, its place in the change feed in SQLite.
+func TestOpenPineconeIndex(t *testing.T) {
+	fake := fakepinecone.Start(t, 0)
+	t.Setenv("HECTOR_TEST_PINECONE_KEY", fake.APIKey)
+	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+server:
+  data_dir: %s
+  index:
+    type: vector
+    store: pinecone
+    pinecone: {host: %q, api_key_env: HECTOR_TEST_PINECONE_KEY}
+`, t.TempDir(), fake.URL)), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index vector, in Pinecone at "+fake.URL) || strings.Contains(got, fake.APIKey) {
+		t.Errorf("locations: %s", got)
+	}
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcs.Close()
+	appendAndFind(t, svcs)
+	if ns := fake.Namespaces(); len(ns) != 2 {
+		t.Errorf("Pinecone namespaces: %q, want the user's and the store's record", ns)
 	}
 }

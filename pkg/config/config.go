@@ -164,7 +164,8 @@ type Index struct {
 	Embedder string `yaml:"embedder"` // for vector and hybrid
 	// Store holds the index: in process (the default; chromem for
 	// vectors), or in an external engine every replica shares (weaviate or
-	// qdrant, for every type; postgres, the sessions' database, for keyword).
+	// qdrant, for every type; postgres, the sessions' database, for keyword;
+	// pinecone for vector).
 	Store    string `yaml:"store"`
 	Stemming bool   `yaml:"stemming"`
 	// Persist keeps an in-process index in a snapshot under the data
@@ -173,6 +174,13 @@ type Index struct {
 	Qdrant   Qdrant   `yaml:"qdrant"`
 	Weaviate Weaviate `yaml:"weaviate"`
 	Postgres Postgres `yaml:"postgres"`
+	Pinecone Pinecone `yaml:"pinecone"`
+}
+
+// Pinecone is a Pinecone index, for vector indexes.
+type Pinecone struct {
+	Host      string `yaml:"host"` // the index's data-plane host, https://…pinecone.io
+	APIKeyEnv string `yaml:"api_key_env"`
 }
 
 // Postgres is a keyword index in the sessions' PostgreSQL database.
@@ -190,7 +198,7 @@ type Weaviate struct {
 
 // External reports whether the index lives in an engine outside the process.
 func (i Index) External() bool {
-	return i.Store == "weaviate" || i.Store == "qdrant" || i.Store == "postgres"
+	return i.Store == "weaviate" || i.Store == "qdrant" || i.Store == "postgres" || i.Store == "pinecone"
 }
 
 // Qdrant is a Qdrant server.

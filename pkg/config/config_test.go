@@ -77,6 +77,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
 		{"server:\n  sessions: {cache: -1}\n", []string{"server.sessions.cache"}},
+		{"server:\n  index: {type: hybrid, store: pinecone}\n", []string{"server.index.store", "vector indexes only"}},
+		{"server:\n  index: {type: vector, store: pinecone}\n", []string{"server.index.pinecone.host", "server.index.pinecone.api_key_env"}},
 		{"llms:\n  m: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: m\n    mcp_servers: [{name: t, command: [x], cache: {ttl: 0s}}, {name: t, url: http://u, command: [y]}]\n",
 			[]string{"agents.a.mcp_servers.0.cache.ttl", "must expire", "agents.a.mcp_servers.1.name", "used twice", "agents.a.mcp_servers.1", "not both"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},

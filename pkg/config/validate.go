@@ -159,10 +159,13 @@ func (cfg *Config) validate() []*Error {
 	c.oneOf("server.index.type", s.Index.Type, "keyword", "vector", "hybrid")
 	if s.Index.Type != "keyword" {
 		c.ref("server.index.embedder", s.Index.Embedder, embedders)
-		if s.Index.Store == "postgres" {
+		switch {
+		case s.Index.Store == "postgres":
 			c.add("server.index.store", "postgres holds keyword indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
-		} else {
-			c.oneOf("server.index.store", s.Index.Store, "chromem", "qdrant", "weaviate")
+		case s.Index.Store == "pinecone" && s.Index.Type != "vector":
+			c.add("server.index.store", "pinecone holds vector indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
+		default:
+			c.oneOf("server.index.store", s.Index.Store, "chromem", "pinecone", "qdrant", "weaviate")
 		}
 	} else if s.Index.Store != "" {
 		c.oneOf("server.index.store", s.Index.Store, "postgres", "qdrant", "weaviate")
@@ -183,6 +186,15 @@ func (cfg *Config) validate() []*Error {
 			c.add("server.index.weaviate.url", "missing: the REST address of the Weaviate server, such as http://localhost:8080")
 		}
 		c.env("server.index.weaviate.api_key_env", s.Index.Weaviate.APIKeyEnv)
+	}
+	if s.Index.Store == "pinecone" {
+		if s.Index.Pinecone.Host == "" {
+			c.add("server.index.pinecone.host", "missing: the index's host, https://<index>-<project>.svc.<region>.pinecone.io")
+		}
+		if s.Index.Pinecone.APIKeyEnv == "" {
+			c.add("server.index.pinecone.api_key_env", "missing: name the variable holding the Pinecone API key")
+		}
+		c.env("server.index.pinecone.api_key_env", s.Index.Pinecone.APIKeyEnv)
 	}
 	if s.Index.Store == "qdrant" {
 		if s.Index.Qdrant.Host == "" {

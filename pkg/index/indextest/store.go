@@ -29,7 +29,7 @@ func RunStore(t *testing.T, newStore StoreFactory, kinds ...string) {
 	}
 	t.Run("ReplicasShareTheStore", func(t *testing.T) { testReplicasShare(t, newStore, kinds[len(kinds)-1]) })
 	t.Run("MadeAnotherWayNeedsARebuild", func(t *testing.T) { testMadeAnotherWay(t, newStore, slices.Contains(kinds, "vector")) })
-	t.Run("ScopedRebuildRemovesStaleDocuments", func(t *testing.T) { testScopedRebuildPrunes(t, newStore) })
+	t.Run("ScopedRebuildRemovesStaleDocuments", func(t *testing.T) { testScopedRebuildPrunes(t, newStore, kinds[0]) })
 	t.Run("RetrievalQuality", func(t *testing.T) { testRetrievalQuality(t, newStore, kinds) })
 }
 
@@ -122,16 +122,28 @@ func testReplicasShare(t *testing.T, newStore StoreFactory, kind string) {
 func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 	sessions := session.NewInMemoryService()
 	appendText(t, sessions, "app", "u", "s", "the zeppelin leaves at noon")
-	kind, first, then := "keyword", []index.Option{index.WithStemming(true)}, []index.Option{index.WithStemming(false)}
-	dims := []int{64, 64}
-	if vectors {
-		kind, first, then, dims = "vector", nil, nil, []int{64, 32}
-	}
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := External(t, kind, newStore(t, "fingerprint"), dims[0], first...).Ready(t.Context()); err != nil {
+	// Another embedder of the same dimension (a store may hold one
+	// dimension only), or for keyword, stemming switched off.
+	open := func(another bool, opts ...index.Option) *index.External {
+		kind, e := "keyword", embed.Embedder(nil)
+		opts = append([]index.Option{index.WithStemming(!another)}, opts...)
+		if vectors {
+			kind, e = "vector", Hash(t, 64)
+			if another {
+				e = relabelled{e}
+			}
+		}
+		idx, err := index.NewExternal(kind, newStore(t, "fingerprint"), e, nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+	if err := open(false).Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	other := External(t, kind, newStore(t, "fingerprint"), dims[1], append(then, quiet)...)
+	other := open(true, quiet)
 	_, err := other.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
 	if !errors.Is(err, index.ErrNeedsRebuild) || !strings.Contains(err.Error(), "hector index rebuild") {
 		t.Fatalf("search on a collection made another way: %v, want one saying to rebuild", err)
@@ -139,7 +151,7 @@ func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 	if err := other.Rebuild(t.Context(), sessions, "app", "u"); !errors.Is(err, index.ErrNeedsRebuild) {
 		t.Errorf("a scoped rebuild of a stale collection: %v, want ErrNeedsRebuild", err)
 	}
-	replica := External(t, kind, newStore(t, "fingerprint"), dims[1], append(then, quiet)...)
+	replica := open(true, quiet)
 	if err := other.Rebuild(t.Context(), sessions, "", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +163,31 @@ func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 	}
 }
 
+// relabelled is an embedder that calls itself another: a new model of the
+// same dimension, as far as a collection's fingerprint can tell.
+type relabelled struct{ embed.Embedder }
+
+func (r relabelled) Fingerprint() string { return r.Embedder.Fingerprint() + " (another model)" }
+
 // Rebuilding one user rewrites its documents and removes those the
 // sessions no longer hold, and touches no other user's.
-func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory) {
+func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory, kind string) {
 	store := newStore(t, "")
 	sessions := session.NewInMemoryService()
-	idx := External(t, "keyword", store, 0)
+	idx := External(t, kind, store, 0)
 	if err := idx.Index(t.Context(), appendText(t, sessions, "app", "u", "kept", "a kept narwhal")); err != nil {
 		t.Fatal(err)
 	}
 	// Documents of a session the sessions do not hold, for u and for v.
 	for _, user := range []string{"u", "v"} {
 		stray := index.StoredDoc{Document: index.Document{SessionID: "gone", EventID: "e1", Text: "a stray narwhal"}, Terms: []string{"stray", "narwhal"}}
+		if kind != "keyword" {
+			vecs, err := Hash(t, 0).Embed(t.Context(), []string{stray.Text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stray.Vector = vecs[0]
+		}
 		if err := store.Write(t.Context(), index.Owner{App: "app", User: user}, []index.StoredDoc{stray}); err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +245,7 @@ func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []string) {
 // ErrStoreUnavailable and say which store, where.
 func Unreachable(t *testing.T, store index.Store, where string) {
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx, err := index.NewExternal("keyword", store, nil, nil, quiet)
+	idx, err := index.NewExternal("vector", store, Hash(t, 64), nil, quiet)
 	if err != nil {
 		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
 	}
