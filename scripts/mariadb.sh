@@ -26,7 +26,7 @@ start_mariadb() {
     "CREATE USER hector@localhost; GRANT ALL ON *.* TO hector@localhost; CREATE DATABASE hector_test" ||
     { cat "$my_dir/error.log" >&2; return 1; }
   export HECTOR_TEST_MYSQL_DSN="hector@unix($my_dir/mysql.sock)/hector_test"
-  echo "scripts/test: $("$server" --version | cut -d' ' -f2-4) running in $my_dir"
+  echo "scripts/test: MariaDB $("$server" --version | awk '{print $3}') running in $my_dir"
 }
 
 stop_mariadb() {

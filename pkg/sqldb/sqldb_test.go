@@ -65,8 +65,16 @@ func TestRedact(t *testing.T) {
 }
 
 func TestOpenUnknownDriver(t *testing.T) {
-	if _, err := Open("mysql", "x"); err == nil || !strings.Contains(err.Error(), `"sqlite"`) {
-		t.Errorf("Open(mysql): error %v, want one listing the drivers", err)
+	if _, err := Open("oracle", "x"); err == nil || !strings.Contains(err.Error(), `"sqlite"`) || !strings.Contains(err.Error(), `"mysql"`) {
+		t.Errorf("Open(oracle): error %v, want one listing the drivers", err)
+	}
+}
+
+// A MySQL DSN that cannot be read is refused without echoing its password.
+func TestOpenMySQLBadDSN(t *testing.T) {
+	_, err := OpenMySQL("hector:hunter2@tcp(db:3306)")
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "user:password@tcp(host:3306)/database") {
+		t.Errorf("OpenMySQL with a bad DSN: %v", err)
 	}
 }
 
