@@ -12,15 +12,20 @@ var pathParam = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
 // openAPI serves an OpenAPI 3 document made from the route table the
 // router is built from, so the two cannot drift apart.
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, s.openAPIDocument())
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	writeJSON(w, http.StatusOK, s.openAPIDocument(scheme+"://"+r.Host))
 	return nil
 }
 
-func (s *Server) openAPIDocument() map[string]any {
+// openAPIDocument describes the API as served at baseURL.
+func (s *Server) openAPIDocument(baseURL string) map[string]any {
 	paths := map[string]any{}
 	for _, rt := range s.routes {
 		path := strings.ReplaceAll(rt.path, "...}", "}") // OpenAPI has no "rest of the path" parameters
-		op := map[string]any{"summary": rt.summary, "operationId": operationID(rt)}
+		op := map[string]any{"summary": rt.summary, "operationId": rt.name}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]string{"type": "string"}})
@@ -56,8 +61,10 @@ func (s *Server) openAPIDocument() map[string]any {
 		item[strings.ToLower(rt.method)] = op
 	}
 	return map[string]any{
-		"openapi":  "3.0.3",
-		"info":     map[string]any{"title": "Hector", "version": "1", "description": "Memory for AI agents: sessions, state, artifacts, search and working memory."},
+		"openapi": "3.0.3",
+		"info": map[string]any{"title": "Hector", "version": "1", "description": "Memory for AI agents: sessions, state, artifacts, search and working memory.",
+			"license": map[string]any{"name": "Apache-2.0", "url": "https://www.apache.org/licenses/LICENSE-2.0"}},
+		"servers":  []any{map[string]any{"url": baseURL, "description": "this server"}},
 		"paths":    paths,
 		"security": []any{map[string]any{"bearer": []any{}}},
 		"components": map[string]any{
@@ -68,17 +75,6 @@ func (s *Server) openAPIDocument() map[string]any {
 }
 
 func statusKey(code int) string { return strconv.Itoa(code) }
-
-func operationID(rt route) string {
-	id := strings.ToLower(rt.method)
-	for _, part := range strings.FieldsFunc(rt.path, func(r rune) bool { return r == '/' || r == ':' }) {
-		if strings.HasPrefix(part, "{") || part == "v1" {
-			continue
-		}
-		id += strings.ToUpper(part[:1]) + part[1:]
-	}
-	return id
-}
 
 func content(schema string) map[string]any {
 	mime := "application/json"

@@ -35,6 +35,7 @@ const (
 
 type route struct {
 	method, path string
+	name         string // the OpenAPI operationId: a generated client's method name
 	summary      string
 	scope        scope
 	handle       func(w http.ResponseWriter, r *http.Request) error
@@ -205,46 +206,46 @@ const userPath = "/v1/apps/{app}/users/{user}"
 
 func (s *Server) table() []route {
 	return []route{
-		{method: "GET", path: "/healthz", summary: "The process is up", scope: scopePublic, handle: s.healthz, response: "Status", status: 200},
-		{method: "GET", path: "/readyz", summary: "The stores answer", scope: scopePublic, handle: s.readyz, response: "Status", status: 200},
-		{method: "GET", path: "/metrics", summary: "Prometheus metrics", scope: scopeAdmin, handle: s.serveMetrics, response: "Metrics", status: 200},
-		{method: "GET", path: "/v1/whoami", summary: "Who this credential is and what it may reach", scope: scopeCaller, handle: s.whoami, response: "Whoami", status: 200},
-		{method: "GET", path: "/v1/users", summary: "Every app's users that have sessions", scope: scopeAdmin, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
-		{method: "GET", path: "/v1/apps/{app}/users", summary: "One app's users that have sessions", scope: scopeApp, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
-		{method: "GET", path: "/v1/index", summary: "The index: type, store, lag, latest rebuild", scope: scopeAdmin, handle: s.indexStatus, response: "IndexStatus", status: 200},
-		{method: "GET", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
+		{method: "GET", name: "health", path: "/healthz", summary: "The process is up", scope: scopePublic, handle: s.healthz, response: "Status", status: 200},
+		{method: "GET", name: "ready", path: "/readyz", summary: "The stores answer", scope: scopePublic, handle: s.readyz, response: "Status", status: 200},
+		{method: "GET", name: "metrics", path: "/metrics", summary: "Prometheus metrics", scope: scopeAdmin, handle: s.serveMetrics, response: "Metrics", status: 200},
+		{method: "GET", name: "whoami", path: "/v1/whoami", summary: "Who this credential is and what it may reach", scope: scopeCaller, handle: s.whoami, response: "Whoami", status: 200},
+		{method: "GET", name: "listAllUsers", path: "/v1/users", summary: "Every app's users that have sessions", scope: scopeAdmin, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
+		{method: "GET", name: "listAppUsers", path: "/v1/apps/{app}/users", summary: "One app's users that have sessions", scope: scopeApp, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
+		{method: "GET", name: "getIndexStatus", path: "/v1/index", summary: "The index: type, store, lag, latest rebuild", scope: scopeAdmin, handle: s.indexStatus, response: "IndexStatus", status: 200},
+		{method: "GET", name: "getOpenAPI", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
 
-		{method: "POST", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
-		{method: "GET", path: userPath + "/sessions", summary: "List sessions, newest first", scope: scopeUser, handle: s.listSessions, query: []string{"page_size", "page_token"}, response: "SessionList", status: 200},
-		{method: "GET", path: userPath + "/sessions/{id}", summary: "Get a session (recent, after)", scope: scopeUser, handle: s.getSession, query: []string{"recent", "after"}, response: "Session", status: 200},
-		{method: "DELETE", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
-		{method: "POST", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
-		{method: "POST", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
+		{method: "POST", name: "createSession", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
+		{method: "GET", name: "listSessions", path: userPath + "/sessions", summary: "List sessions, newest first", scope: scopeUser, handle: s.listSessions, query: []string{"page_size", "page_token"}, response: "SessionList", status: 200},
+		{method: "GET", name: "getSession", path: userPath + "/sessions/{id}", summary: "Get a session (recent, after)", scope: scopeUser, handle: s.getSession, query: []string{"recent", "after"}, response: "Session", status: 200},
+		{method: "DELETE", name: "deleteSession", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
+		{method: "POST", name: "appendEvent", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
+		{method: "POST", name: "getContext", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
 
-		{method: "GET", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
-		{method: "PATCH", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
-		{method: "GET", path: userPath + "/state", summary: "Get user state", scope: scopeUser, handle: s.getUserState, response: "State", status: 200},
-		{method: "PATCH", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "State", response: "State", status: 200},
+		{method: "GET", name: "getAppState", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
+		{method: "PATCH", name: "updateAppState", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
+		{method: "GET", name: "getUserState", path: userPath + "/state", summary: "Get user state", scope: scopeUser, handle: s.getUserState, response: "State", status: 200},
+		{method: "PATCH", name: "updateUserState", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "State", response: "State", status: 200},
 
-		{method: "GET", path: userPath + "/sessions/{id}/artifacts", summary: "List artifacts", scope: scopeUser, handle: s.listArtifacts, response: "ArtifactList", status: 200},
-		{method: "PUT", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201},
-		{method: "GET", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Load the latest version, or ?version=N", scope: scopeUser, handle: s.getArtifact, query: []string{"version"}, response: "Content", status: 200},
-		{method: "GET", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
-		{method: "DELETE", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
+		{method: "GET", name: "listArtifacts", path: userPath + "/sessions/{id}/artifacts", summary: "List artifacts", scope: scopeUser, handle: s.listArtifacts, response: "ArtifactList", status: 200},
+		{method: "PUT", name: "saveArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201},
+		{method: "GET", name: "loadArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Load the latest version, or ?version=N", scope: scopeUser, handle: s.getArtifact, query: []string{"version"}, response: "Content", status: 200},
+		{method: "GET", name: "listArtifactVersions", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
+		{method: "DELETE", name: "deleteArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
-		{method: "POST", path: userPath + "/facts", summary: "Store a fact (the same key again replaces it)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
-		{method: "GET", path: userPath + "/facts", summary: "List live facts, newest first", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category"}, response: "FactList", status: 200},
-		{method: "GET", path: userPath + "/facts/{key...}", summary: "Recall a fact", scope: scopeUser, handle: s.getFact, response: "Fact", status: 200},
-		{method: "DELETE", path: userPath + "/facts/{key...}", summary: "Delete a fact", scope: scopeUser, handle: s.deleteFact, status: 204},
-		{method: "POST", path: userPath + "/facts:forget", summary: "Forget facts: all, key:<k> or category:<c>", scope: scopeUser, handle: s.forgetFacts, request: "ForgetFacts", response: "Forgotten", status: 200},
-		{method: "GET", path: userPath + "/facts:summary", summary: "Category counts and recent keys, without values", scope: scopeUser, handle: s.factsSummary, response: "FactSummary", status: 200},
-		{method: "POST", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
-		{method: "POST", path: "/v1/agents/{agent}/run", summary: "Run one turn of a hosted agent (?stream=true for server-sent events)", scope: scopeCaller, handle: s.runAgent, query: []string{"stream"}, request: "RunRequest", response: "RunResult", status: 200},
-		{method: "POST", path: "/memories/search", summary: "Memory Gateway: search (user_key in the body)", scope: scopePublic, handle: s.gatewaySearch, request: "GatewaySearch", response: "GatewayResults", status: 200},
-		{method: "POST", path: "/memories/add", summary: "Memory Gateway: add a turn's messages", scope: scopePublic, handle: s.gatewayAdd, request: "GatewayAdd", response: "GatewayAdded", status: 200},
-		{method: "POST", path: "/memories/flush", summary: "Memory Gateway: make what was added searchable", scope: scopePublic, handle: s.gatewayFlush, request: "GatewayFlush", response: "GatewayFlushed", status: 200},
-		{method: "POST", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
-		{method: "GET", path: "/v1/index:rebuild", summary: "The latest rebuild's progress", scope: scopeAdmin, handle: s.rebuildStatus, response: "RebuildStatus", status: 200},
+		{method: "POST", name: "storeFact", path: userPath + "/facts", summary: "Store a fact (the same key again replaces it)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
+		{method: "GET", name: "listFacts", path: userPath + "/facts", summary: "List live facts, newest first", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category"}, response: "FactList", status: 200},
+		{method: "GET", name: "recallFact", path: userPath + "/facts/{key...}", summary: "Recall a fact", scope: scopeUser, handle: s.getFact, response: "Fact", status: 200},
+		{method: "DELETE", name: "deleteFact", path: userPath + "/facts/{key...}", summary: "Delete a fact", scope: scopeUser, handle: s.deleteFact, status: 204},
+		{method: "POST", name: "forgetFacts", path: userPath + "/facts:forget", summary: "Forget facts: all, key:<k> or category:<c>", scope: scopeUser, handle: s.forgetFacts, request: "ForgetFacts", response: "Forgotten", status: 200},
+		{method: "GET", name: "summarizeFacts", path: userPath + "/facts:summary", summary: "Category counts and recent keys, without values", scope: scopeUser, handle: s.factsSummary, response: "FactSummary", status: 200},
+		{method: "POST", name: "searchMemory", path: userPath + "/memory:search", summary: "Search the user's past conversations", scope: scopeUser, handle: s.searchMemory, request: "SearchRequest", response: "SearchResponse", status: 200},
+		{method: "POST", name: "runAgent", path: "/v1/agents/{agent}/run", summary: "Run one turn of a hosted agent (?stream=true for server-sent events)", scope: scopeCaller, handle: s.runAgent, query: []string{"stream"}, request: "RunRequest", response: "RunResult", status: 200},
+		{method: "POST", name: "gatewaySearch", path: "/memories/search", summary: "Memory Gateway: search (user_key in the body)", scope: scopePublic, handle: s.gatewaySearch, request: "GatewaySearch", response: "GatewayResults", status: 200},
+		{method: "POST", name: "gatewayAdd", path: "/memories/add", summary: "Memory Gateway: add a turn's messages", scope: scopePublic, handle: s.gatewayAdd, request: "GatewayAdd", response: "GatewayAdded", status: 200},
+		{method: "POST", name: "gatewayFlush", path: "/memories/flush", summary: "Memory Gateway: make what was added searchable", scope: scopePublic, handle: s.gatewayFlush, request: "GatewayFlush", response: "GatewayFlushed", status: 200},
+		{method: "POST", name: "startRebuild", path: "/v1/index:rebuild", summary: "Rebuild the index (one user, one app, or all)", scope: scopeAdmin, handle: s.startRebuild, request: "RebuildRequest", response: "RebuildStatus", status: 202},
+		{method: "GET", name: "getRebuildStatus", path: "/v1/index:rebuild", summary: "The latest rebuild's progress", scope: scopeAdmin, handle: s.rebuildStatus, response: "RebuildStatus", status: 200},
 	}
 }
 
