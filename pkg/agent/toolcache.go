@@ -2,11 +2,10 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hectormem/hector/internal/hashid"
 	"sync"
 	"time"
 
@@ -92,12 +91,7 @@ func (t *cachedTool) key(inv tool.Invocation, args json.RawMessage) (string, err
 		return "", errors.New("the arguments are not JSON")
 	}
 	canonical, _ := json.Marshal(v) // maps marshal with sorted keys
-	h := sha256.New()
-	for _, part := range [][]byte{[]byte(inv.AppName), []byte(t.Name()), canonical} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hashid.Hex(inv.AppName, t.Name(), string(canonical)), nil
 }
 
 func (c *ToolCache) get(key string) (json.RawMessage, bool) {

@@ -2,11 +2,10 @@ package artifacts
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hectormem/hector/internal/hashid"
 	"io"
 	"io/fs"
 	"os"
@@ -83,25 +82,16 @@ func (s *fsStore) recover() error {
 	})
 }
 
-func hashHex(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 func (s *fsStore) ownerDir(o owner) string {
 	scope := "session:" + o.session
 	if o.session == "" {
 		scope = "user"
 	}
-	return filepath.Join(s.root, "meta", hashHex(o.app, o.user, scope))
+	return filepath.Join(s.root, "meta", hashid.Hex(o.app, o.user, scope))
 }
 
 func (s *fsStore) nameDir(o owner, name string) string {
-	return filepath.Join(s.ownerDir(o), hashHex(name))
+	return filepath.Join(s.ownerDir(o), hashid.Hex(name))
 }
 
 func (s *fsStore) blobPath(digest string) string {

@@ -3,11 +3,10 @@ package index
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/hectormem/hector/internal/hashid"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -35,17 +34,8 @@ func refuseToEmbed(context.Context, string) ([]float32, error) {
 	return nil, errors.New("index: chromem was asked to embed; Hector embeds documents itself")
 }
 
-func hashHex(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 func (c *chromemStore) newShard(o owner) (vectorShard, error) {
-	name := hashHex(o.app, o.user)[:32] + "-" + strconv.FormatInt(c.gen.Add(1), 10)
+	name := hashid.Hex(o.app, o.user)[:32] + "-" + strconv.FormatInt(c.gen.Add(1), 10)
 	coll, err := c.db.CreateCollection(name, map[string]string{"app": o.app, "user": o.user}, refuseToEmbed)
 	if err != nil {
 		return nil, fmt.Errorf("index: creating a chromem collection: %w", err)
@@ -118,7 +108,7 @@ type chromemShard struct{ coll *chromem.Collection }
 func (s *chromemShard) upsert(ctx context.Context, docs []Document, vecs [][]float32) error {
 	for i, d := range docs {
 		err := s.coll.AddDocument(ctx, chromem.Document{
-			ID:        hashHex(d.SessionID, d.EventID),
+			ID:        hashid.Hex(d.SessionID, d.EventID),
 			Content:   d.Text,
 			Embedding: vecs[i],
 			Metadata: map[string]string{

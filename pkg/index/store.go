@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"github.com/hectormem/hector/internal/hashid"
 
 	"github.com/google/uuid"
 )
@@ -82,12 +83,12 @@ type Owner struct{ App, User string }
 
 // Key names the owner by a hash (64 hex characters): usable where names
 // allow few characters, such as a store's tenant names.
-func (o Owner) Key() string { return hashHex(o.App, o.User) }
+func (o Owner) Key() string { return hashid.Hex(o.App, o.User) }
 
 // DocumentID is a document's ID in a store, a UUID derived from its owner,
 // session and event: writing an event again replaces its document.
 func DocumentID(o Owner, sessionID, eventID string) string {
-	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(hashHex(o.App, o.User, sessionID, eventID))).String()
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(hashid.Hex(o.App, o.User, sessionID, eventID))).String()
 }
 
 // StoredDoc is a document as an external store keeps it.

@@ -10,11 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hectormem/hector/internal/retry"
 	"io"
-	"math/rand/v2"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -93,9 +92,6 @@ func New(cfg Config) (*Client, error) {
 // Model names the model.
 func (c *Client) Model() string { return c.cfg.Model }
 
-// retryBase is the first backoff; tests shorten it.
-var retryBase = 500 * time.Millisecond
-
 func (c *Client) body(req Request, stream bool) ([]byte, error) {
 	body := map[string]any{"model": c.cfg.Model, "messages": req.Messages}
 	if stream {
@@ -143,22 +139,11 @@ func (c *Client) send(ctx context.Context, req Request, stream bool) (*http.Resp
 			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			failure = fmt.Errorf("llm: %s answered %d: %s", c.cfg.Model, resp.StatusCode, c.redact(apiMessage(raw)))
-			retryable = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-				wait = min(time.Duration(s)*time.Second, time.Minute)
-			}
+			retryable, wait = retry.Retryable(resp.StatusCode), retry.After(resp.Header)
 		}
 		cancel()
-		if !retryable || attempt >= c.cfg.MaxRetries || ctx.Err() != nil {
+		if !retryable || attempt >= c.cfg.MaxRetries || ctx.Err() != nil || !retry.Wait(ctx, attempt, wait) {
 			return nil, nil, failure
-		}
-		if wait == 0 {
-			wait = retryBase<<attempt + time.Duration(rand.Int64N(int64(retryBase)))
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, failure
-		case <-time.After(wait):
 		}
 	}
 }

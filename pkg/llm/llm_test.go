@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"github.com/hectormem/hector/internal/retry"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -45,7 +46,7 @@ func TestCompleteAndStream(t *testing.T) {
 }
 
 func TestRetriesAndErrors(t *testing.T) {
-	retryBase = time.Millisecond
+	retry.Base = time.Millisecond
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch n := calls.Add(1); {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hectormem/hector/internal/retry"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -147,7 +148,7 @@ func (f *fakeAPI) count() int {
 }
 
 func newFake(t *testing.T, ollama bool) (*fakeAPI, HTTPConfig) {
-	retryBase = time.Millisecond
+	retry.Base = time.Millisecond
 	f := &fakeAPI{t: t, ollama: ollama, dims: 8, key: "sk-test-secret-123"}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)

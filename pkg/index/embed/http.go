@@ -5,10 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hectormem/hector/internal/retry"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -69,9 +68,6 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("embed: %s answered %d: %s", e.Provider, e.Status, e.Message)
 }
 
-// retryBase is the first backoff; a var so tests can shorten it.
-var retryBase = 500 * time.Millisecond
-
 // post sends body as JSON and decodes the answer into out, retrying 429s
 // and 5xx with exponential backoff (or the server's Retry-After).
 func (c *HTTPConfig) post(ctx context.Context, provider, path string, body, out any, apiError func([]byte) string) error {
@@ -87,23 +83,14 @@ func (c *HTTPConfig) post(ctx context.Context, provider, path string, body, out 
 			}
 			return nil
 		}
-		retryable := err != nil || status == http.StatusTooManyRequests || status >= 500
+		retryable := err != nil || retry.Retryable(status)
 		if err == nil {
 			err = &APIError{Provider: provider, Status: status, Message: c.redact(apiError(respBody))}
 		} else {
 			err = fmt.Errorf("embed: calling %s: %s", provider, c.redact(err.Error()))
 		}
-		if !retryable || attempt >= c.MaxRetries || ctx.Err() != nil {
+		if !retryable || attempt >= c.MaxRetries || ctx.Err() != nil || !retry.Wait(ctx, attempt, retryAfter) {
 			return err
-		}
-		wait := retryAfter
-		if wait == 0 {
-			wait = retryBase<<attempt + time.Duration(rand.Int64N(int64(retryBase)))
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
 		}
 	}
 }
@@ -128,11 +115,7 @@ func (c *HTTPConfig) once(ctx context.Context, path string, payload []byte) (int
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	var retryAfter time.Duration
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-		retryAfter = min(time.Duration(s)*time.Second, time.Minute)
-	}
-	return resp.StatusCode, body, retryAfter, nil
+	return resp.StatusCode, body, retry.After(resp.Header), nil
 }
 
 // redact removes the API key from text that came from elsewhere: some
