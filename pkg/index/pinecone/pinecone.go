@@ -147,7 +147,7 @@ func (s *Store) call(ctx context.Context, method, path string, body, out any) er
 	}
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("Pinecone's answer to %s is not the JSON expected: %w", path, err)
+			return fmt.Errorf("the answer of Pinecone to %s is not the JSON expected: %w", path, err)
 		}
 	}
 	return nil
@@ -405,7 +405,7 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 	for _, m := range out.Matches {
 		md := m.Metadata
 		if str(md["app"]) != o.App || str(md["user"]) != o.User {
-			return nil, errors.New("Pinecone returned a vector outside the requested (app, user)")
+			return nil, errors.New("the Pinecone index returned a vector outside the requested (app, user)")
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, str(md["time"]))
 		seq, _ := md["seq"].(float64)

@@ -379,7 +379,7 @@ func (s *Store) query(ctx context.Context, o index.Owner, req *qc.QueryPoints) (
 	for _, p := range points {
 		pl := p.GetPayload()
 		if pl["app"].GetStringValue() != o.App || pl["user"].GetStringValue() != o.User {
-			return nil, errors.New("Qdrant returned a point outside the requested (app, user)")
+			return nil, errors.New("the Qdrant server returned a point outside the requested (app, user)")
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, pl["time"].GetStringValue())
 		out = append(out, index.SearchResult{

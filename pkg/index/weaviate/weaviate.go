@@ -338,7 +338,7 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 	out := make([]index.SearchResult, 0, len(rows))
 	for _, r := range rows {
 		if str(r["app"]) != o.App || str(r["user"]) != o.User {
-			return nil, errors.New("Weaviate returned an object outside the requested (app, user)")
+			return nil, errors.New("the Weaviate server returned an object outside the requested (app, user)")
 		}
 		add, _ := r["_additional"].(map[string]any)
 		var score float64
