@@ -179,7 +179,16 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 	switch svc := svc.(type) {
 	case *inMemoryService:
 		key := sessionKey{owner{s.AppName(), s.UserID()}, s.ID()}
-		svc.session(key).events = rows
+		stored := svc.session(key)
+		stored.events = rows
+		stored.decoded = make([]*Event, n) // as appends leave them
+		for i := range rows {
+			ev, err := rows[i].event()
+			if err != nil {
+				b.Fatal(err)
+			}
+			stored.decoded[i] = ev
+		}
 		svc.cursor = int64(n)
 	case *SQLService:
 		err := db.Transaction(func(tx *gorm.DB) error {

@@ -121,11 +121,7 @@ func (c *Cached) serve(key sessionKey, req *GetRequest, now *handle) ([]*Event, 
 		return nil, true
 	}
 	c.lru.MoveToFront(el)
-	copies := make([]*Event, len(window))
-	for i, ev := range window {
-		copies[i] = copyEvent(ev)
-	}
-	return copies, true
+	return copyEvents(window), true
 }
 
 // endsAt reports whether the entry ends where the session does, as h (its
@@ -234,39 +230,59 @@ func (c *Cached) ListOwners(ctx context.Context, req *OwnersRequest) (*OwnersRes
 
 // copyEvent copies an event deeply enough that no caller can change
 // another's: every map and slice, down through JSON-like values.
-func copyEvent(ev *Event) *Event {
-	out := *ev
-	out.Metadata = copyMap(ev.Metadata)
-	out.Actions.StateDelta = copyMap(ev.Actions.StateDelta)
-	out.Actions.ArtifactDelta = maps.Clone(ev.Actions.ArtifactDelta)
-	if ev.Actions.Summary != nil {
-		s := *ev.Actions.Summary
-		out.Actions.Summary = &s
-	}
-	if ev.Message != nil {
-		m := Message{Role: ev.Message.Role, Parts: make([]Part, len(ev.Message.Parts))}
-		for i, p := range ev.Message.Parts {
-			p.Data = copyMap(p.Data)
-			if p.File != nil {
-				f := *p.File
-				f.Data = append([]byte(nil), f.Data...)
-				p.File = &f
-			}
-			if p.ToolCall != nil {
-				tc := *p.ToolCall
-				tc.Arguments = copyMap(tc.Arguments)
-				p.ToolCall = &tc
-			}
-			if p.ToolResult != nil {
-				tr := *p.ToolResult
-				tr.Content = copyValue(tr.Content)
-				p.ToolResult = &tr
-			}
-			m.Parts[i] = p
+func copyEvent(ev *Event) *Event { return copyEvents([]*Event{ev})[0] }
+
+// copyEvents copies events as copyEvent does, with one allocation for all
+// the events, one for their messages and one for their parts.
+func copyEvents(src []*Event) []*Event {
+	events := make([]Event, len(src))
+	out := make([]*Event, len(src))
+	nMsgs, nParts := 0, 0
+	for _, ev := range src {
+		if ev.Message != nil {
+			nMsgs++
+			nParts += len(ev.Message.Parts)
 		}
-		out.Message = &m
 	}
-	return &out
+	msgs := make([]Message, 0, nMsgs)
+	parts := make([]Part, 0, nParts)
+	for i, ev := range src {
+		e := &events[i]
+		*e = *ev
+		e.Metadata = copyMap(ev.Metadata)
+		e.Actions.StateDelta = copyMap(ev.Actions.StateDelta)
+		e.Actions.ArtifactDelta = maps.Clone(ev.Actions.ArtifactDelta)
+		if ev.Actions.Summary != nil {
+			s := *ev.Actions.Summary
+			e.Actions.Summary = &s
+		}
+		if ev.Message != nil {
+			start := len(parts)
+			for _, p := range ev.Message.Parts {
+				p.Data = copyMap(p.Data)
+				if p.File != nil {
+					f := *p.File
+					f.Data = append([]byte(nil), f.Data...)
+					p.File = &f
+				}
+				if p.ToolCall != nil {
+					tc := *p.ToolCall
+					tc.Arguments = copyMap(tc.Arguments)
+					p.ToolCall = &tc
+				}
+				if p.ToolResult != nil {
+					tr := *p.ToolResult
+					tr.Content = copyValue(tr.Content)
+					p.ToolResult = &tr
+				}
+				parts = append(parts, p)
+			}
+			msgs = append(msgs, Message{Role: ev.Message.Role, Parts: parts[start:len(parts):len(parts)]})
+			e.Message = &msgs[len(msgs)-1]
+		}
+		out[i] = e
+	}
+	return out
 }
 
 func copyMap(m map[string]any) map[string]any {

@@ -35,7 +35,10 @@ type memSession struct {
 	createdNs, updatedNs int64
 	state                map[string]any
 	events               []eventRow
-	eventIDs             map[string]bool
+	// decoded holds events[i] decoded once, at append, so a read copies
+	// instead of decoding; a row put in by other means has none (nil).
+	decoded  []*Event
+	eventIDs map[string]bool
 }
 
 type memChange struct {
@@ -90,18 +93,31 @@ func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetRespons
 	if s == nil {
 		return nil, notFound(key)
 	}
-	rows := s.events
-	if !req.After.IsZero() {
-		after := req.After.UnixNano()
-		rows = slices.DeleteFunc(slices.Clone(rows), func(r eventRow) bool { return r.TimestampNs <= after })
+	var window []int // indexes of the events asked for
+	from := 0
+	if n := req.NumRecentEvents; n > 0 && req.After.IsZero() {
+		from = max(0, len(s.events)-n)
 	}
-	if n := req.NumRecentEvents; n > 0 && len(rows) > n {
-		rows = rows[len(rows)-n:]
+	for i := from; i < len(s.events); i++ {
+		if req.After.IsZero() || s.events[i].TimestampNs > req.After.UnixNano() {
+			window = append(window, i)
+		}
 	}
-	events, err := eventsFromRows(rows)
-	if err != nil {
-		return nil, err
+	if n := req.NumRecentEvents; n > 0 && len(window) > n {
+		window = window[len(window)-n:]
 	}
+	decoded := make([]*Event, len(window))
+	for j, i := range window {
+		if i < len(s.decoded) && s.decoded[i] != nil {
+			decoded[j] = s.decoded[i]
+			continue
+		}
+		var err error
+		if decoded[j], err = s.events[i].event(); err != nil {
+			return nil, err
+		}
+	}
+	events := copyEvents(decoded)
 	return &GetResponse{Session: m.handleLocked(key, events, nil)}, nil
 }
 
@@ -184,7 +200,15 @@ func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event,
 	m.cursor++
 	row := p.row
 	row.Seq, row.Cursor = lastSeq+1, m.cursor
+	// Decoded from the row, not taken from ev: the values are then exactly
+	// those a SQL backend would hand back (JSON numbers as float64, say).
+	decoded, err := row.event()
+	if err != nil {
+		return err
+	}
+	stored.decoded = append(stored.decoded, make([]*Event, len(stored.events)-len(stored.decoded))...)
 	stored.events = append(stored.events, row)
+	stored.decoded = append(stored.decoded, decoded)
 	stored.eventIDs[row.EventID] = true
 	stored.updatedNs = now.UnixNano()
 	state.Apply(stored.state, state.CloneMap(p.delta.Session))
