@@ -17,8 +17,9 @@ import (
 	"github.com/hectormem/hector/pkg/config"
 )
 
-// BenchmarkLoad drives a real HTTP server on loopback with 8 concurrent
-// clients: appends/s and searches/s (ops/s), with p50 and p99 latency.
+// BenchmarkLoad drives a real HTTP server on loopback: appends with 1, 2,
+// 8, 32 and 128 concurrent clients (the throughput curve), and searches
+// with 8, reporting req/s with p50 and p99 latency.
 //
 //	HECTOR_TEST_POSTGRES_DSN=… go test -run '^$' -bench Load -benchtime 5s ./pkg/server
 func BenchmarkLoad(b *testing.B) {
@@ -36,19 +37,20 @@ func BenchmarkLoad(b *testing.B) {
 			}
 			srv := httptest.NewServer(s)
 			defer srv.Close()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-			const clients = 8
-			for i := range clients {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+			for i := range 128 {
 				post(b, client, fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions", srv.URL, i), fmt.Sprintf(`{"session_id": "s%d"}`, i))
 			}
-			b.Run("append", func(b *testing.B) {
-				runLoad(b, clients, func(i, n int) (string, string) {
-					return fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions/s%d/events", srv.URL, i, i),
-						fmt.Sprintf(`{"author":"user","message":{"role":"user","parts":[{"type":"text","text":"message %d about deploying service %d to cluster kappa"}]}}`, n, n%97)
-				}, client)
-			})
-			b.Run("search", func(b *testing.B) {
-				runLoad(b, clients, func(i, n int) (string, string) {
+			for _, clients := range []int{1, 2, 8, 32, 128} {
+				b.Run(fmt.Sprintf("append/clients=%d", clients), func(b *testing.B) {
+					runLoad(b, clients, func(i, n int) (string, string) {
+						return fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions/s%d/events", srv.URL, i, i),
+							fmt.Sprintf(`{"author":"user","message":{"role":"user","parts":[{"type":"text","text":"message %d about deploying service %d to cluster kappa"}]}}`, n, n%97)
+					}, client)
+				})
+			}
+			b.Run("search/clients=8", func(b *testing.B) {
+				runLoad(b, 8, func(i, n int) (string, string) {
 					return fmt.Sprintf("%s/v1/apps/load/users/u%d/memory:search", srv.URL, i), fmt.Sprintf(`{"query": "deploying service %d", "limit": 5}`, n%97)
 				}, client)
 			})
