@@ -8,7 +8,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -25,9 +24,15 @@ type SQLService struct {
 	sqlDB  *sql.DB
 	stmts  *stmtCache
 	sqlite bool
-	// SQLite allows one writer at a time. Queueing writers here is fair and
-	// cheap; leaving them to SQLite's busy handler makes them sleep and retry.
-	writeMu sync.Mutex
+	// group shares transactions among concurrent writes on SQLite, which
+	// has one writer at a time: queueing writers here is fair and cheap
+	// (SQLite's busy handler makes them sleep and retry), and a group's one
+	// commit is one fsync for all. PostgreSQL and MySQL run writes in
+	// transactions of their own, on connections of their own, and group
+	// their commits' log flushes themselves: a group there would only put
+	// every statement of every write on one connection, one round trip
+	// after another (measured 4x slower at 8 writers).
+	group groupCommit
 }
 
 var _ Service = (*SQLService)(nil)
@@ -58,15 +63,17 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	}, nil
 }
 
-// write runs fn in a transaction, retrying the transient failures
-// PostgreSQL reports when concurrent transactions deadlock.
+// write runs fn in a transaction (on SQLite shared with the writes that
+// arrive meanwhile, each in a savepoint of its own), retrying the transient
+// failures PostgreSQL and MySQL report when concurrent transactions deadlock.
 func (s *SQLService) write(ctx context.Context, fn func(w *writeTx) error) error {
-	if s.sqlite {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
 	for attempt := 1; ; attempt++ {
-		err := runWrite(ctx, s.sqlDB, s.stmts, fn)
+		var err error
+		if s.sqlite {
+			err = s.group.run(ctx, s.sqlDB, s.stmts, fn)
+		} else {
+			err = runWrite(ctx, s.sqlDB, s.stmts, fn)
+		}
 		if attempt < 5 && isTransient(err) {
 			continue
 		}

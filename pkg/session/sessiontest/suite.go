@@ -50,6 +50,7 @@ func Run(t *testing.T, newService Factory) {
 		{"ReturnedValuesAreCopies", testReturnedValuesAreCopies},
 		{"Changes", testChanges},
 		{"ConcurrentAppends", testConcurrentAppends},
+		{"ConcurrentAppendsFailAlone", testConcurrentAppendsFailAlone},
 		{"ConcurrentUserState", testConcurrentUserState},
 	}
 	for _, tc := range tests {
@@ -915,5 +916,59 @@ func testIDsCompareExactly(t *testing.T, svc session.Service) {
 	}
 	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: "S"}); err != nil {
 		t.Errorf("session S beside s: %v", err)
+	}
+}
+
+// Concurrent appends fail alone: a duplicate event or a stale
+// compare-and-swap among many good appends (which a backend may commit
+// together) fails that append only, with its own error, and every other
+// append is stored.
+func testConcurrentAppendsFailAlone(t *testing.T, svc session.Service) {
+	const writers, perWriter = 16, 20
+	for w := range writers {
+		create(t, svc, fmt.Sprintf("s%d", w), nil)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := map[string]int{}
+	for w := range writers {
+		wg.Go(func() {
+			id := fmt.Sprintf("s%d", w)
+			h := get(t, svc, app, user, id)
+			for i := range perWriter {
+				ev := &session.Event{ID: fmt.Sprintf("e%d", i), Author: "user", Actions: session.Actions{StateDelta: map[string]any{"n": i}}}
+				var opts []session.AppendOption
+				switch {
+				case i%5 == 3:
+					ev.ID = "e0" // a duplicate of this session's first event
+				case i%5 == 4:
+					opts = append(opts, session.ExpectLastSeq(0)) // long stale
+				}
+				err := svc.AppendEvent(context.Background(), h, ev, opts...)
+				switch {
+				case i%5 == 3 && !errors.Is(err, session.ErrAlreadyExists):
+					t.Errorf("%s: a duplicate event: %v, want ErrAlreadyExists", id, err)
+				case i%5 == 4 && !errors.Is(err, session.ErrConflict):
+					t.Errorf("%s: a stale compare-and-swap: %v, want ErrConflict", id, err)
+				case i%5 < 3 && err != nil:
+					t.Errorf("%s: a good append beside bad ones: %v", id, err)
+				case err == nil:
+					mu.Lock()
+					stored[id]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		id := fmt.Sprintf("s%d", w)
+		got := get(t, svc, app, user, id)
+		if got.Events().Len() != stored[id] || stored[id] != perWriter*3/5 {
+			t.Errorf("%s holds %d events; %d appends succeeded, want %d", id, got.Events().Len(), stored[id], perWriter*3/5)
+		}
+		if v, _ := got.State().Get("n"); v != float64(perWriter-3) && v != perWriter-3 {
+			t.Errorf("%s: state n = %v, want the last good append's %d (a failed append changes no state)", id, v, perWriter-3)
+		}
 	}
 }
