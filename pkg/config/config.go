@@ -162,10 +162,10 @@ type Sessions struct {
 type Index struct {
 	Type     string `yaml:"type"`     // keyword, vector or hybrid
 	Embedder string `yaml:"embedder"` // for vector and hybrid
-	// Store holds the index: in process (the default; chromem for
-	// vectors), or in an external engine every replica shares (weaviate or
-	// qdrant, for every type; postgres, the sessions' database, for keyword;
-	// pinecone for vector).
+	// Store holds the index: in process (memory, the default; chromem is
+	// its former name), or in an external engine every replica shares
+	// (weaviate or qdrant, for every type; postgres, the sessions'
+	// database, for keyword; pinecone for vector).
 	Store    string `yaml:"store"`
 	Stemming bool   `yaml:"stemming"`
 	// Persist keeps an in-process index in a snapshot under the data

@@ -74,7 +74,7 @@ func (c *Config) applyDefaults() {
 	}
 	if s.Index.Type != "keyword" {
 		if s.Index.Store == "" {
-			s.Index.Store = "chromem"
+			s.Index.Store = "memory"
 		}
 		if s.Index.Embedder == "" {
 			s.Index.Embedder = c.onlyEmbedder()

@@ -165,7 +165,7 @@ func (cfg *Config) validate() []*Error {
 		case s.Index.Store == "pinecone" && s.Index.Type != "vector":
 			c.add("server.index.store", "pinecone holds vector indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
 		default:
-			c.oneOf("server.index.store", s.Index.Store, "chromem", "pinecone", "qdrant", "weaviate")
+			c.oneOf("server.index.store", s.Index.Store, "memory", "chromem", "pinecone", "qdrant", "weaviate")
 		}
 	} else if s.Index.Store != "" {
 		c.oneOf("server.index.store", s.Index.Store, "postgres", "qdrant", "weaviate")

@@ -1,6 +1,7 @@
 // Package index is Hector's search over past conversations: keyword (BM25),
-// vector (an embedder plus chromem-go or Qdrant) and hybrid indexes, all
-// derived from the session service and rebuildable from it at any time.
+// vector (an embedder plus exact search in process) and hybrid indexes, in
+// process or in an external store (Weaviate, Qdrant, PostgreSQL, Pinecone),
+// all derived from the session service and rebuildable from it at any time.
 // Every search is scoped to one (app, user).
 package index
 

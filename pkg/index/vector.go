@@ -27,7 +27,7 @@ type vectorShard interface {
 }
 
 // NewVector returns a vector index (type "vector"): documents embedded by
-// e and kept in chromem-go, in memory (persist with WithSnapshot). To keep
+// e and searched exactly, in memory (persist with WithSnapshot). To keep
 // them in an external engine instead, see NewExternal.
 func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 	if e == nil {
@@ -37,7 +37,7 @@ func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 }
 
 func newVectorEngine(e embed.Embedder) *vectorEngine {
-	return &vectorEngine{embedder: e, store: newChromemStore()}
+	return &vectorEngine{embedder: e, store: newFlatStore()}
 }
 
 type vectorEngine struct {

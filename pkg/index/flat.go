@@ -1,0 +1,206 @@
+package index
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// flatStore keeps each (app, user)'s vectors in one contiguous slice,
+// normalised when added, and answers a query by exact cosine similarity
+// over them all: one pass over memory in order, a dot product per vector,
+// and a heap of the best. For one user's memory (thousands to a hundred
+// thousand messages) that is faster than chromem-go's exact search (which
+// keeps documents in a map and sorts every score) and loses nothing, where
+// an approximate index would trade recall and build time for a scale one
+// user does not reach. BenchmarkVectorStores has the figures.
+type flatStore struct{}
+
+func newFlatStore() *flatStore { return &flatStore{} }
+
+func (*flatStore) name() string { return "flat" }
+
+func (*flatStore) newShard(o owner) (vectorShard, error) {
+	return &flatShard{byEvent: map[eventKey]int{}}, nil
+}
+
+func (*flatStore) dropShard(vectorShard) {}
+
+type flatSnapshot struct {
+	App, User string
+	Dims      int
+	Docs      []Document
+	Vecs      []float32
+}
+
+func (*flatStore) snapshot(shards map[owner]vectorShard) ([]byte, error) {
+	var snaps []flatSnapshot
+	for o, s := range shards {
+		f := s.(*flatShard)
+		f.mu.RLock()
+		snaps = append(snaps, flatSnapshot{App: o.app, User: o.user, Dims: f.dims, Docs: f.docs, Vecs: f.vecs})
+		f.mu.RUnlock()
+	}
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(snaps)
+	return buf.Bytes(), err
+}
+
+func (*flatStore) restore(payload []byte) (map[owner]vectorShard, error) {
+	var snaps []flatSnapshot
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&snaps); err != nil {
+		return nil, err
+	}
+	shards := map[owner]vectorShard{}
+	for _, sn := range snaps {
+		f := &flatShard{dims: sn.Dims, docs: sn.Docs, vecs: sn.Vecs, byEvent: make(map[eventKey]int, len(sn.Docs))}
+		for i, d := range f.docs {
+			f.byEvent[eventKey{d.SessionID, d.EventID}] = i
+		}
+		shards[owner{sn.App, sn.User}] = f
+	}
+	return shards, nil
+}
+
+type flatShard struct {
+	mu      sync.RWMutex
+	dims    int
+	docs    []Document
+	vecs    []float32 // row i holds docs[i]'s unit vector
+	byEvent map[eventKey]int
+}
+
+// unit writes v scaled to length 1 into dst (zeros stay zeros).
+func unit(dst, v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	scale := float32(0)
+	if sum > 0 {
+		scale = float32(1 / math.Sqrt(sum))
+	}
+	for i, x := range v {
+		dst[i] = x * scale
+	}
+}
+
+func (s *flatShard) upsert(ctx context.Context, docs []Document, vecs [][]float32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range docs {
+		if s.dims == 0 {
+			s.dims = len(vecs[i])
+		}
+		if len(vecs[i]) != s.dims {
+			return errDims(len(vecs[i]), s.dims)
+		}
+		key := eventKey{d.SessionID, d.EventID}
+		at, ok := s.byEvent[key]
+		if !ok {
+			at = len(s.docs)
+			s.docs = append(s.docs, d)
+			s.vecs = append(s.vecs, make([]float32, s.dims)...)
+			s.byEvent[key] = at
+		}
+		s.docs[at] = d
+		unit(s.vecs[at*s.dims:(at+1)*s.dims], vecs[i])
+	}
+	return nil
+}
+
+func errDims(got, want int) error {
+	return fmt.Errorf("index: a vector of %d dimensions in a shard of %d", got, want)
+}
+
+func (s *flatShard) removeSession(ctx context.Context, sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := 0
+	for i, d := range s.docs {
+		if d.SessionID == sessionID {
+			delete(s.byEvent, eventKey{d.SessionID, d.EventID})
+			continue
+		}
+		if kept != i {
+			s.docs[kept] = d
+			copy(s.vecs[kept*s.dims:(kept+1)*s.dims], s.vecs[i*s.dims:(i+1)*s.dims])
+			s.byEvent[eventKey{d.SessionID, d.EventID}] = kept
+		}
+		kept++
+	}
+	clear(s.docs[kept:]) // let the removed documents' text go
+	s.docs, s.vecs = s.docs[:kept], s.vecs[:kept*s.dims]
+	return nil
+}
+
+func (s *flatShard) query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.docs) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	if len(vec) != s.dims {
+		return nil, errDims(len(vec), s.dims)
+	}
+	q := make([]float32, s.dims)
+	unit(q, vec)
+	best := make(scoreHeap, 0, limit)
+	for i := range s.docs {
+		score := dot(q, s.vecs[i*s.dims:(i+1)*s.dims])
+		switch {
+		case len(best) < limit:
+			heap.Push(&best, scored{i, score})
+		case score > best[0].score:
+			best[0] = scored{i, score}
+			heap.Fix(&best, 0)
+		}
+	}
+	out := make([]SearchResult, len(best))
+	for n := len(best) - 1; n >= 0; n-- { // the heap gives the worst first
+		b := heap.Pop(&best).(scored)
+		out[n] = s.docs[b.doc].result(float64(b.score))
+	}
+	return out, nil
+}
+
+// dot is the dot product of two vectors of one length, four sums at a
+// time so the compiler can keep them in registers.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+type scored struct {
+	doc   int
+	score float32
+}
+
+// scoreHeap is a min-heap: its root is the worst of the best so far.
+type scoreHeap []scored
+
+func (h scoreHeap) Len() int           { return len(h) }
+func (h scoreHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h scoreHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *scoreHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *scoreHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

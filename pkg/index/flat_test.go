@@ -1,0 +1,124 @@
+package index
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func randomDocs(r *rand.Rand, n, dims int) ([]Document, [][]float32) {
+	docs := make([]Document, n)
+	vecs := make([][]float32, n)
+	for i := range n {
+		docs[i] = Document{SessionID: fmt.Sprint("s", i/50), EventID: fmt.Sprint("e", i), Text: fmt.Sprint("doc ", i), Timestamp: time.Unix(int64(i), 0)}
+		vecs[i] = make([]float32, dims)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(r.NormFloat64())
+		}
+	}
+	return docs, vecs
+}
+
+func ids(rs []SearchResult) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.EventID)
+	}
+	return out
+}
+
+// exactTop is the best k documents by cosine similarity, computed the
+// slow, plain way, in float64.
+func exactTop(docs []Document, vecs [][]float32, q []float32, k int) []string {
+	type hit struct {
+		id    string
+		score float64
+	}
+	var hits []hit
+	for i, v := range vecs {
+		var d, nv, nq float64
+		for j := range v {
+			d += float64(v[j]) * float64(q[j])
+			nv += float64(v[j]) * float64(v[j])
+			nq += float64(q[j]) * float64(q[j])
+		}
+		hits = append(hits, hit{docs[i].EventID, d / math.Sqrt(nv*nq)})
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
+	var out []string
+	for _, h := range hits[:k] {
+		out = append(out, h.id)
+	}
+	return out
+}
+
+// The flat store's search is exact: recall@10 against a plain float64
+// search is 1, before and after a session is removed.
+func TestFlatStoreIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	docs, vecs := randomDocs(r, 2000, 64)
+	flat, _ := newFlatStore().newShard(owner{"a", "u"})
+	ctx := context.Background()
+	if err := flat.upsert(ctx, docs, vecs); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, docs []Document, vecs [][]float32) {
+		for q := range 50 {
+			_, query := randomDocs(r, 1, 64)
+			got, err := flat.query(ctx, query[0], 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := exactTop(docs, vecs, query[0], 10); !slices.Equal(ids(got), want) {
+				t.Fatalf("%s, query %d: flat found %v, exact search %v", when, q, ids(got), want)
+			}
+		}
+	}
+	check("after adding", docs, vecs)
+	flat.removeSession(ctx, "s3")
+	var keptDocs []Document
+	var keptVecs [][]float32
+	for i, d := range docs {
+		if d.SessionID != "s3" {
+			keptDocs, keptVecs = append(keptDocs, d), append(keptVecs, vecs[i])
+		}
+	}
+	check("after removing a session", keptDocs, keptVecs)
+}
+
+// BenchmarkVectorStores measures the in-process vector store on one user's
+// 10,000 vectors of 384 dimensions (search only, no embedding). chromem-go,
+// which it replaced, measured p50 5.8 ms, p99 10.2 ms here:
+//
+//	go test -run '^$' -bench VectorStores ./pkg/index
+func BenchmarkVectorStores(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	docs, vecs := randomDocs(r, 10_000, 384)
+	_, queries := randomDocs(r, 64, 384)
+	for _, store := range []vectorStore{newFlatStore()} {
+		b.Run(store.name(), func(b *testing.B) {
+			s, _ := store.newShard(owner{"a", "u"})
+			if err := s.upsert(context.Background(), docs, vecs); err != nil {
+				b.Fatal(err)
+			}
+			var durations []time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := s.query(context.Background(), queries[i%len(queries)], 20); err != nil {
+					b.Fatal(err)
+				}
+				durations = append(durations, time.Since(start))
+				i++
+			}
+			slices.Sort(durations)
+			b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
