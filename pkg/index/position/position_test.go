@@ -87,23 +87,11 @@ func run(t *testing.T, db *gorm.DB) {
 func TestPostgresLeaderDies(t *testing.T) {
 	db := testdb.Postgres(t)
 	ctx := t.Context()
-	one, err := position.NewSQL(ctx, db, "dies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
-	two, err := position.NewSQL(ctx, db, "dies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer two.Close()
-	if ok, _ := one.Lead(ctx); !ok {
-		t.Fatal("no leader")
-	}
+	one, two := leaderAndFollower(t, db)
 	// Kill the backend holding the lock, as a crashed process's would go,
 	// and wait (up to 10 s) until it is gone.
 	var killed bool
-	err = db.Raw(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND granted`).Scan(&killed).Error
+	err := db.Raw(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND granted`).Scan(&killed).Error
 	if err != nil || !killed {
 		t.Fatalf("terminating the leader's connection: %v %v", killed, err)
 	}
@@ -134,19 +122,7 @@ func TestSQLiteLeasePerDatabase(t *testing.T) {
 func TestMySQLLeaderDies(t *testing.T) {
 	db := testdb.MySQL(t)
 	ctx := t.Context()
-	one, err := position.NewSQL(ctx, db, "dies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer one.Close()
-	two, err := position.NewSQL(ctx, db, "dies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer two.Close()
-	if ok, _ := one.Lead(ctx); !ok {
-		t.Fatal("no leader")
-	}
+	one, two := leaderAndFollower(t, db)
 	if ok, _ := two.Lead(ctx); ok {
 		t.Fatal("two leaders")
 	}
@@ -169,4 +145,21 @@ func TestMySQLLeaderDies(t *testing.T) {
 	if ok, _ := one.Lead(ctx); ok {
 		t.Error("the leader whose connection died still says it leads")
 	}
+}
+
+// leaderAndFollower opens two positions of one name on db, the first
+// leading.
+func leaderAndFollower(t *testing.T, db *gorm.DB) (one, two *position.SQL) {
+	t.Helper()
+	for _, p := range []**position.SQL{&one, &two} {
+		var err error
+		if *p, err = position.NewSQL(t.Context(), db, "dies"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*p).Close() })
+	}
+	if ok, _ := one.Lead(t.Context()); !ok {
+		t.Fatal("no leader")
+	}
+	return one, two
 }
