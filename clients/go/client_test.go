@@ -3,15 +3,11 @@ package hectorclient_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	hectorclient "github.com/hectormem/hector/clients/go"
-	"github.com/hectormem/hector/pkg/config"
-	"github.com/hectormem/hector/pkg/server"
+	"github.com/hectormem/hector/internal/testserver"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -19,28 +15,13 @@ func ptr[T any](v T) *T { return &v }
 // The generated client drives a real server: create, append, search, facts.
 func TestGeneratedClient(t *testing.T) {
 	const key = "client-test-key-0123456789"
-	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf(`
+	hs := testserver.Start(t, fmt.Sprintf(`
 server:
   data_dir: %s
   auth:
     api_keys:
       - {name: alice, key: %s, role: user, app: travel, user: alice}
-`, t.TempDir(), key)), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svcs, err := config.Open(t.Context(), cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svcs.Close()
-	srv, err := server.New(svcs, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+`, t.TempDir(), key))
 
 	c, err := hectorclient.NewClientWithResponses(hs.URL, hectorclient.WithRequestEditorFn(func(ctx context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+key)

@@ -13,7 +13,8 @@ import (
 	"github.com/hectormem/hector/pkg/tool"
 )
 
-// maxCachedResults bounds a ToolCache; the entries nearest expiry go first.
+// maxCachedResults bounds a ToolCache: when full, expired entries go first,
+// then any.
 const maxCachedResults = 10_000
 
 // ToolCache keeps tools' results for a while, in process: a read-through

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -23,8 +22,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/hectormem/hector/pkg/config"
-	"github.com/hectormem/hector/pkg/server"
+	"github.com/hectormem/hector/internal/testserver"
 )
 
 const (
@@ -33,13 +31,11 @@ const (
 	bobKey   = "console-bob-key-012345"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
 // newServer runs a server with auth on, on in-memory stores, seeded with
 // alice's and bob's memory.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
+	hs := testserver.Start(t, fmt.Sprintf(`
 server:
   data_dir: %s
   sessions: {backend: inmemory}
@@ -52,21 +48,7 @@ server:
       - {name: ops, key: %s, role: admin}
       - {name: alice, key: %s, role: user, app: a, user: alice}
       - {name: bob, key: %s, role: user, app: a, user: bob}
-`, t.TempDir(), adminKey, aliceKey, bobKey)), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcs, err := config.Open(t.Context(), cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svcs.Close() })
-	srv, err := server.New(svcs, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
+`, t.TempDir(), adminKey, aliceKey, bobKey))
 	api := func(method, path string, body any) {
 		t.Helper()
 		raw, _ := json.Marshal(body)
@@ -437,21 +419,7 @@ var onePixelPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x0
 
 // With auth off (loopback), the console needs no sign-in.
 func TestNoSignInWithAuthOff(t *testing.T) {
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir())), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcs, err := config.Open(t.Context(), cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svcs.Close()
-	srv, err := server.New(svcs, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	hs := testserver.Start(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
 	resp, err := http.Get(hs.URL + "/ui/")
 	if err != nil {
 		t.Fatal(err)

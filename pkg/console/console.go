@@ -193,6 +193,12 @@ func secure(r *http.Request) bool {
 
 // call makes an API request in process with the viewer's credential.
 func (c *Console) call(req *request, method, path string, body any) (int, []byte) {
+	rec := c.send(req, method, path, body)
+	return rec.status, rec.body.Bytes()
+}
+
+// send is call with the whole answer, headers included.
+func (c *Console) send(req *request, method, path string, body any) *recorder {
 	var rd io.Reader
 	if body != nil {
 		raw, _ := json.Marshal(body)
@@ -208,7 +214,7 @@ func (c *Console) call(req *request, method, path string, body any) (int, []byte
 	}
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.api.ServeHTTP(rec, r)
-	return rec.status, rec.body.Bytes()
+	return rec
 }
 
 // get calls the API and decodes its answer into out; on an error it renders
@@ -272,7 +278,6 @@ func (c *Console) render(req *request, status int, page string, data map[string]
 	data["Viewer"] = req.viewer
 	data["CSRF"] = req.csrf
 	data["AuthEnabled"] = c.authEnabled
-	data["Path"] = req.r.URL.Path
 	name := "layout.html"
 	if req.r.Header.Get("HX-Request") == "true" && req.r.Header.Get("HX-Boosted") != "true" {
 		name = "main"

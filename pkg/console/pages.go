@@ -87,6 +87,11 @@ func (o owner) api() string {
 	return "/v1/apps/" + url.PathEscape(o.App) + "/users/" + url.PathEscape(o.User)
 }
 
+// page is the owner's console page of that name.
+func (o owner) page(name string) string {
+	return "/ui" + strings.TrimPrefix(o.api(), "/v1") + "/" + name
+}
+
 type sessionRow struct {
 	ID         string         `json:"id"`
 	State      map[string]any `json:"state"`
@@ -345,7 +350,7 @@ func (c *Console) addFact(w http.ResponseWriter, r *http.Request) {
 		c.renderFacts(req, http.StatusUnprocessableEntity, map[string]any{"Refusal": msg, "RefusalCode": code, "Form": fact})
 		return
 	}
-	http.Redirect(w, r, "/ui"+o.api()[len("/v1"):]+"/facts", http.StatusSeeOther)
+	http.Redirect(w, r, o.page("facts"), http.StatusSeeOther)
 }
 
 func (c *Console) forgetFact(w http.ResponseWriter, r *http.Request) {
@@ -363,7 +368,7 @@ func (c *Console) forgetFact(w http.ResponseWriter, r *http.Request) {
 		c.fail(req, status, body)
 		return
 	}
-	http.Redirect(w, r, "/ui"+o.api()[len("/v1"):]+"/facts", http.StatusSeeOther)
+	http.Redirect(w, r, o.page("facts"), http.StatusSeeOther)
 }
 
 func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
@@ -414,12 +419,7 @@ func (c *Console) artifact(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("version"); v != "" {
 		path += "?version=" + url.QueryEscape(v)
 	}
-	rd, _ := http.NewRequestWithContext(r.Context(), "GET", path, nil)
-	if req.credential != "" {
-		rd.Header.Set("Authorization", "Bearer "+req.credential)
-	}
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	c.api.ServeHTTP(rec, rd)
+	rec := c.send(req, "GET", path, nil)
 	if rec.status != http.StatusOK {
 		c.fail(req, rec.status, rec.body.Bytes())
 		return

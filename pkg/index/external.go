@@ -227,8 +227,7 @@ func (x *External) fused(ctx context.Context, hs HybridStore, o Owner, q StoreQu
 	if err != nil {
 		return nil, fmt.Errorf("index: searching %s: %w", x.store.Name(), err)
 	}
-	sortResults(results)
-	return results[:min(limit, len(results))], nil
+	return bestMatches(results, limit), nil
 }
 
 // ranked runs one search on the store and orders its results as the
@@ -241,14 +240,7 @@ func (x *External) ranked(ctx context.Context, o Owner, q StoreQuery, limit int)
 	if err != nil {
 		return nil, fmt.Errorf("index: searching %s: %w", x.store.Name(), err)
 	}
-	kept := results[:0]
-	for _, r := range results {
-		if r.Score > 1e-6 { // nothing in common with the query is not a match
-			kept = append(kept, r)
-		}
-	}
-	sortResults(kept)
-	return kept[:min(limit, len(kept))], nil
+	return bestMatches(results, limit), nil
 }
 
 func (x *External) Index(ctx context.Context, s session.Session) error {

@@ -116,7 +116,13 @@ func (s *embeddedShard) search(ctx context.Context, query string, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
-	// Nothing in common with the query is not a match, however few results there are.
+	return bestMatches(results, limit), nil
+}
+
+// bestMatches orders results as every index does and keeps the best
+// limit. Nothing in common with the query is not a match, however few
+// results there are.
+func bestMatches(results []SearchResult, limit int) []SearchResult {
 	kept := results[:0]
 	for _, r := range results {
 		if r.Score > 1e-6 {
@@ -124,7 +130,7 @@ func (s *embeddedShard) search(ctx context.Context, query string, limit int) ([]
 		}
 	}
 	sortResults(kept)
-	return kept[:min(limit, len(kept))], nil
+	return kept[:min(limit, len(kept))]
 }
 
 // sortResults orders by score, then newest first, then event ID.

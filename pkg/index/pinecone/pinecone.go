@@ -54,7 +54,10 @@ type Config struct {
 const (
 	metaNamespace = "hector-meta"
 	metaID        = "live"
-	batchSize     = 500
+	// upsertBatch keeps an upsert under Pinecone's 2 MB per request (each
+	// vector carries up to maxText of text); deleteBatch is its cap on IDs.
+	upsertBatch = 100
+	deleteBatch = 1000
 	// maxText bounds the text kept in a vector's metadata, which Pinecone
 	// caps at 40 KB.
 	maxText = 30_000
@@ -245,7 +248,7 @@ func (s *Store) Write(ctx context.Context, o index.Owner, docs []index.StoredDoc
 
 func (s *Store) write(ctx context.Context, ns string, o index.Owner, docs []index.StoredDoc) error {
 	for len(docs) > 0 {
-		n := min(len(docs), batchSize/5) // Pinecone caps a request at 2 MB
+		n := min(len(docs), upsertBatch)
 		vectors := make([]vector, n)
 		for i, d := range docs[:n] {
 			text, truncated := d.Text, false
@@ -310,7 +313,7 @@ func (s *Store) list(ctx context.Context, ns, prefix string) ([]string, error) {
 
 func (s *Store) deleteIDs(ctx context.Context, ns string, ids []string) error {
 	for len(ids) > 0 {
-		n := min(len(ids), 1000)
+		n := min(len(ids), deleteBatch)
 		err := s.call(ctx, http.MethodPost, "/vectors/delete", map[string]any{"namespace": ns, "ids": ids[:n]}, nil)
 		if err != nil && !notFound(err) {
 			return err
