@@ -109,7 +109,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handle loads a session cheaply: appends and indexing need only its last event.
+// handle loads a session cheaply, to check that it exists.
 func (s *Server) handle(r *http.Request) (session.Session, error) {
 	resp, err := s.svcs.Sessions.Get(r.Context(), &session.GetRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"),
 		SessionID: r.PathValue("id"), NumRecentEvents: 1})
@@ -130,10 +130,8 @@ func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) error {
 	if req.Seq != 0 || req.Cursor != 0 {
 		return badRequest("seq and cursor are assigned by the server: leave them out (use expected_seq for compare-and-swap)")
 	}
-	sess, err := s.handle(r)
-	if err != nil {
-		return err
-	}
+	// Appending needs only the session's key, not a read of it.
+	sess := session.Ref(r.PathValue("app"), r.PathValue("user"), r.PathValue("id"))
 	var opts []session.AppendOption
 	if req.ExpectedSeq != nil {
 		opts = append(opts, session.ExpectLastSeq(*req.ExpectedSeq))

@@ -14,10 +14,23 @@ type handle struct {
 	id, app, user string
 	state         *state.Map
 
+	// ref marks a handle made by Ref, whose IDs no service has checked.
+	ref bool
+
 	mu      sync.RWMutex
 	events  []*Event
 	lastSeq int64
 	updated time.Time
+}
+
+// Ref returns a handle for appending to a session without loading it,
+// which saves AppendEvent's caller a Get: a server that appends on behalf
+// of clients needs only the session's key. The handle starts with no state
+// and no events and holds only what is appended through it; AppendEvent
+// on it fails with ErrNotFound when the session does not exist, and with
+// ErrInvalidArgument when an ID is malformed.
+func Ref(appName, userID, sessionID string) Session {
+	return &handle{app: appName, user: userID, id: sessionID, ref: true, state: state.NewMap(nil, 0)}
 }
 
 func (h *handle) ID() string         { return h.id }

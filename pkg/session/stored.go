@@ -61,6 +61,11 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	if ev == nil {
 		return nil, invalid("event is nil")
 	}
+	if h.ref {
+		if err := validateSessionKey(h.app, h.user, h.id); err != nil {
+			return nil, err
+		}
+	}
 	id := ev.ID
 	if id == "" {
 		id = uuid.Must(uuid.NewV7()).String()

@@ -39,6 +39,7 @@ func Run(t *testing.T, newService Factory) {
 		{"DuplicateEventID", testDuplicateEventID},
 		{"CompareAndSwap", testCompareAndSwap},
 		{"StaleHandleAppends", testStaleHandleAppends},
+		{"AppendThroughRef", testAppendThroughRef},
 		{"PartialLoading", testPartialLoading},
 		{"List", testList},
 		{"ListStableUnderInserts", testListStableUnderInserts},
@@ -361,6 +362,42 @@ func testStaleHandleAppends(t *testing.T, svc session.Service) {
 	}
 	if got := texts(get(t, svc, app, user, "s1")); !slices.Equal(got, []string{"from a", "from b"}) {
 		t.Errorf("stored events = %q", got)
+	}
+}
+
+func testAppendThroughRef(t *testing.T, svc session.Service) {
+	s := create(t, svc, "s1", map[string]any{"topic": "travel"})
+	appendText(t, svc, s, "loaded", nil)
+	ref := session.Ref(app, user, "s1")
+	ev := appendText(t, svc, ref, "by key", map[string]any{"user:lang": "fr"})
+	if ev.Seq != 2 || ref.LastSeq() != 2 || ref.Events().Len() != 1 {
+		t.Errorf("append through a ref: event seq %d, ref at seq %d with %d events; want 2, 2, 1", ev.Seq, ref.LastSeq(), ref.Events().Len())
+	}
+	wantState(t, "ref", stateOf(ref), map[string]any{"user:lang": "fr"})
+	if err := svc.AppendEvent(t.Context(), session.Ref(app, user, "s1"), &session.Event{Author: "a"}, session.ExpectLastSeq(1)); !errors.Is(err, session.ErrConflict) {
+		t.Errorf("CAS through a ref at a stale seq: %v, want ErrConflict", err)
+	}
+	got := get(t, svc, app, user, "s1")
+	if !slices.Equal(texts(got), []string{"loaded", "by key"}) {
+		t.Errorf("stored events = %q", texts(got))
+	}
+	wantState(t, "stored", stateOf(got), map[string]any{"topic": "travel", "user:lang": "fr"})
+
+	for _, r := range []struct {
+		name string
+		ref  session.Session
+		want error
+	}{
+		{"missing session", session.Ref(app, user, "nope"), session.ErrNotFound},
+		{"another user's session", session.Ref(app, "bob", "s1"), session.ErrNotFound},
+		{"empty session ID", session.Ref(app, user, ""), session.ErrInvalidArgument},
+		{"control character", session.Ref(app, "al\nice", "s1"), session.ErrInvalidArgument},
+	} {
+		err := svc.AppendEvent(t.Context(), r.ref, &session.Event{Author: "x", Actions: session.Actions{StateDelta: map[string]any{"user:leak": true}}})
+		wantErr(t, "append through a ref to a "+r.name, err, r.want)
+	}
+	if got := get(t, svc, app, user, "s1"); got.Events().Len() != 2 || len(stateOf(got)) != 2 {
+		t.Errorf("refused appends wrote: %d events, state %v", got.Events().Len(), stateOf(got))
 	}
 }
 
