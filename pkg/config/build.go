@@ -63,6 +63,9 @@ func (s *Services) db(cfg *Config, name string) (*gorm.DB, error) {
 	}
 	d := cfg.Databases[name]
 	db, err := sqldb.Open(d.Driver, d.DSN)
+	if err == nil && d.MaxConnections > 0 {
+		err = sqldb.SetMaxConnections(db, d.MaxConnections)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("databases.%s: %w", name, err)
 	}

@@ -22,6 +22,9 @@ type Config struct {
 type Database struct {
 	Driver string `yaml:"driver"`
 	DSN    string `yaml:"dsn"`
+	// MaxConnections bounds the connections this process opens (default
+	// sqldb.DefaultMaxConnections for postgres and mysql, no bound for sqlite).
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // Embedder turns text into vectors: type hash (offline), openai or ollama.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gorm.io/gorm"
 )
 
 func TestZeroConfig(t *testing.T) {
@@ -73,6 +75,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"server:\n  sessions: {backend: sql, database: pg}\n", []string{"server.sessions.database", `"pg"`}},
 		{"databases:\n  main: {driver: oracle, dsn: x}\n", []string{"t.yaml:2", "databases.main.driver"}},
 		{"databases:\n  main: {driver: mysql, dsn: \"not a dsn\"}\n", []string{"databases.main.dsn", "MySQL DSN"}},
+		{"databases:\n  main: {driver: postgres, dsn: x, max_connections: -1}\n", []string{"t.yaml:2", "databases.main.max_connections", "negative"}},
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
@@ -158,6 +161,31 @@ databases:
 	c, _ = Parse("t.yaml", nil, Overrides{})
 	if c.Server.DataDir != "/from/env" || c.Databases[c.Server.Sessions.Database].DSN != "/from/env/hector.db" {
 		t.Errorf("$HECTOR_DATA_DIR without a flag: %+v", c.Server)
+	}
+}
+
+func TestMaxConnections(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want int
+	}{
+		{"", 0}, // SQLite: no bound
+		{"    max_connections: 3\n", 3},
+	} {
+		dir := t.TempDir()
+		cfg, err := Parse("t.yaml", []byte("server: {data_dir: "+dir+"}\ndatabases:\n  main:\n    driver: sqlite\n    dsn: "+dir+"/h.db\n"+tc.yaml), Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Services{dbs: map[string]*gorm.DB{}}
+		db, err := s.sqlDB(cfg, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.Stats().MaxOpenConnections; got != tc.want {
+			t.Errorf("%q: at most %d connections, want %d", tc.yaml, got, tc.want)
+		}
+		db.Close()
 	}
 }
 

@@ -52,6 +52,9 @@ func (cfg *Config) validate() []*Error {
 		if db.DSN == "" {
 			c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres or mysql")
 		}
+		if db.MaxConnections < 0 {
+			c.add(p+".max_connections", "%d is negative: give how many connections to open at most, or leave it out", db.MaxConnections)
+		}
 		if db.Driver == "mysql" {
 			if _, err := mysqldriver.ParseDSN(db.DSN); err != nil && db.DSN != "" {
 				c.add(p+".dsn", "not a MySQL DSN such as user:password@tcp(host:3306)/database")

@@ -59,7 +59,7 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	}
 	return &SQLService{
 		limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite,
-		stmts: &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt)},
+		stmts: &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt), pending: make(map[string]bool)},
 	}, nil
 }
 

@@ -20,24 +20,45 @@ type stmtCache struct {
 	dialect string // sqlite, postgres or mysql
 	mu      sync.Mutex
 	stmts   map[string]*sql.Stmt
+	pending map[string]bool // being prepared
 }
 
-func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+// get returns query prepared for use in tx. A statement the database has
+// not prepared yet is prepared on tx's own connection for this one use,
+// and for the database in the background: preparing it for the database
+// needs a free connection, and a caller inside a transaction that waited
+// for one could wait forever when every connection of a bounded pool is
+// held by such a caller.
+func (c *stmtCache) get(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	st, ok := c.stmts[query]
+	if !ok && !c.pending[query] {
+		c.pending[query] = true
+		go c.prepare(query)
+	}
+	c.mu.Unlock()
+	if ok {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, c.text(query))
+}
+
+// text is query in the database's words.
+func (c *stmtCache) text(query string) string {
+	if c.dialect == "postgres" {
+		return numberPlaceholders(query)
+	}
+	return query
+}
+
+func (c *stmtCache) prepare(query string) {
+	st, err := c.db.Prepare(c.text(query))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
+	delete(c.pending, query)
+	if err == nil { // else the next use tries again
+		c.stmts[query] = st
 	}
-	text := query
-	if c.dialect == "postgres" {
-		text = numberPlaceholders(query)
-	}
-	st, err := c.db.PrepareContext(ctx, text)
-	if err != nil {
-		return nil, err
-	}
-	c.stmts[query] = st
-	return st, nil
 }
 
 // numberPlaceholders rewrites ? placeholders as PostgreSQL's $1, $2, …
@@ -64,11 +85,7 @@ type writeTx struct {
 }
 
 func (w *writeTx) stmt(query string) (*sql.Stmt, error) {
-	st, err := w.stmts.get(w.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return w.tx.StmtContext(w.ctx, st), nil
+	return w.stmts.get(w.ctx, w.tx, query)
 }
 
 // exec runs a statement and returns how many rows it changed.

@@ -24,6 +24,34 @@ const (
 	DriverMySQL    = "mysql"
 )
 
+// DefaultMaxConnections bounds the connections one process opens to a
+// PostgreSQL or MySQL server: a few replicas stay within PostgreSQL's
+// default max_connections of 100. SQLite has no server to spare and opens
+// what its concurrent readers need.
+const DefaultMaxConnections = 20
+
+// SetMaxConnections makes db's pool open at most max connections (0: no
+// bound) and keep them while they are used. database/sql keeps two idle
+// connections unless told otherwise, so a burst of more concurrent requests
+// closed connections and opened new ones: on PostgreSQL a backend forked
+// and every statement prepared again, costing more CPU than the requests
+// themselves.
+func SetMaxConnections(db *gorm.DB, max int) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	idle := max
+	if max == 0 {
+		idle = 64
+	}
+	sqlDB.SetMaxOpenConns(max)
+	sqlDB.SetMaxIdleConns(idle)
+	// An idle process gives its connections back after a while.
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return nil
+}
+
 // Open opens a database by driver name: "sqlite" takes a file path,
 // "postgres" a DSN ("postgres://user@host:5432/db" or "host=… dbname=…").
 func Open(driver, dsn string) (*gorm.DB, error) {
@@ -63,7 +91,7 @@ func OpenSQLite(path string) (*gorm.DB, error) {
 	if mode != "wal" {
 		return nil, fmt.Errorf("sqldb: SQLite database %s did not switch to WAL mode (it is %q)", path, mode)
 	}
-	return db, nil
+	return db, SetMaxConnections(db, 0)
 }
 
 // OpenPostgres connects to PostgreSQL and checks the connection.
@@ -73,7 +101,7 @@ func OpenPostgres(dsn string) (*gorm.DB, error) {
 		// pgx errors can quote the DSN, password included: never pass them on.
 		return nil, fmt.Errorf("sqldb: cannot connect to PostgreSQL (check the DSN's host, port, user, password and database): %s", redact(err.Error(), dsn))
 	}
-	return db, nil
+	return db, SetMaxConnections(db, DefaultMaxConnections)
 }
 
 // OpenMySQL connects to MySQL or MariaDB ("user:pw@tcp(host:3306)/db" or
@@ -105,6 +133,9 @@ func OpenMySQL(dsn string) (*gorm.DB, error) {
 	collation := "utf8mb4_0900_bin"
 	if strings.Contains(version, "MariaDB") {
 		collation = "utf8mb4_nopad_bin"
+	}
+	if err := SetMaxConnections(db, DefaultMaxConnections); err != nil {
+		return nil, err
 	}
 	// Session: every call on the returned handle starts from these settings.
 	return db.Set("gorm:table_options", "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE="+collation).Session(&gorm.Session{}), nil
