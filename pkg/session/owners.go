@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // OwnerLister lists who has sessions: the apps and users of a store, for
@@ -110,16 +108,14 @@ func (s *SQLService) ListOwners(ctx context.Context, req *OwnersRequest) (*Owner
 		Sessions        int
 		LastUpdated     int64
 	}
-	err = s.read(ctx, func(tx *gorm.DB) error {
-		q := tx.Model(&sessionRow{}).Select("app_name, user_id, count(*) AS sessions, max(updated_ns) AS last_updated")
-		if req.AppName != "" {
-			q = q.Where("app_name = ?", req.AppName)
-		}
-		if from != nil {
-			q = q.Where("(app_name > ? OR (app_name = ? AND user_id > ?))", from.App, from.App, from.User)
-		}
-		return q.Group("app_name, user_id").Order("app_name, user_id").Limit(size + 1).Scan(&rows).Error
-	})
+	q := s.db.WithContext(ctx).Model(&sessionRow{}).Select("app_name, user_id, count(*) AS sessions, max(updated_ns) AS last_updated")
+	if req.AppName != "" {
+		q = q.Where("app_name = ?", req.AppName)
+	}
+	if from != nil {
+		q = q.Where("(app_name > ? OR (app_name = ? AND user_id > ?))", from.App, from.App, from.User)
+	}
+	err = q.Group("app_name, user_id").Order("app_name, user_id").Limit(size + 1).Scan(&rows).Error
 	if err != nil {
 		return nil, err
 	}

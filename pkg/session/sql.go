@@ -66,13 +66,13 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 // write runs fn in a transaction (on SQLite shared with the writes that
 // arrive meanwhile, each in a savepoint of its own), retrying the transient
 // failures PostgreSQL and MySQL report when concurrent transactions deadlock.
-func (s *SQLService) write(ctx context.Context, fn func(w *writeTx) error) error {
+func (s *SQLService) write(ctx context.Context, fn func(w *sqlTx) error) error {
 	for attempt := 1; ; attempt++ {
 		var err error
 		if s.sqlite {
 			err = s.group.run(ctx, s.sqlDB, s.stmts, fn)
 		} else {
-			err = runWrite(ctx, s.sqlDB, s.stmts, fn)
+			err = runTx(ctx, s.sqlDB, s.stmts, nil, fn)
 		}
 		if attempt < 5 && isTransient(err) {
 			continue
@@ -95,12 +95,12 @@ func isTransient(err error) bool {
 }
 
 // read runs fn on one consistent snapshot of the database.
-func (s *SQLService) read(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *SQLService) read(ctx context.Context, fn func(t *sqlTx) error) error {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if !s.sqlite { // a SQLite read transaction is already a snapshot
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	return s.db.WithContext(ctx).Transaction(fn, opts)
+	return runTx(ctx, s.sqlDB, s.stmts, opts, fn)
 }
 
 func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateResponse, error) {
@@ -109,7 +109,7 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 		return nil, err
 	}
 	now := time.Now().UnixNano()
-	err = s.write(ctx, func(w *writeTx) error {
+	err = s.write(ctx, func(w *sqlTx) error {
 		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0)"
 		if w.stmts.dialect != "mysql" {
 			insert += " ON CONFLICT DO NOTHING"
@@ -129,7 +129,11 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 	if err != nil {
 		return nil, err
 	}
-	shared, err := readState(s.db.WithContext(ctx), sessionKey{owner: key.owner})
+	var shared map[string]any
+	err = s.read(ctx, func(t *sqlTx) error {
+		shared, err = readState(t, sessionKey{owner: key.owner})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -142,20 +146,20 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 		return nil, err
 	}
 	var (
-		row    sessionRow
-		rows   []eventRow
-		merged map[string]any
+		updatedNs, lastSeq int64
+		rows               []eventRow
+		merged             map[string]any
 	)
-	err = s.read(ctx, func(tx *gorm.DB) error {
-		err := tx.Where("app_name = ? AND user_id = ? AND id = ?", key.app, key.user, key.id).Take(&row).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return notFound(key)
-		} else if err != nil {
+	err = s.read(ctx, func(t *sqlTx) error {
+		found, err := t.scanRow("SELECT updated_ns, last_seq FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?",
+			[]any{key.app, key.user, key.id}, &updatedNs, &lastSeq)
+		if err != nil {
 			return err
 		}
-		// Scanned by hand, not by GORM: its reflective scan was half of a
-		// Get's time.
-		q := "SELECT " + eventColumns + " FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
+		if !found {
+			return notFound(key)
+		}
+		q := "SELECT " + sessionEventColumns + " FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
 		args := []any{key.app, key.user, key.id}
 		if !req.After.IsZero() {
 			q += " AND timestamp_ns > ?"
@@ -169,13 +173,13 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 		} else {
 			q += " ORDER BY seq"
 		}
-		if rows, err = scanEvents(tx.Raw(q, args...).Rows()); err != nil {
+		if rows, err = t.events(&key, q, args...); err != nil {
 			return err
 		}
 		if req.NumRecentEvents > 0 {
 			slices.Reverse(rows)
 		}
-		merged, err = readState(tx, key)
+		merged, err = readState(t, key)
 		return err
 	})
 	if err != nil {
@@ -185,13 +189,21 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 	if err != nil {
 		return nil, err
 	}
-	return &GetResponse{Session: s.newHandle(key, merged, events, row.LastSeq, row.UpdatedNs)}, nil
+	return &GetResponse{Session: s.newHandle(key, merged, events, lastSeq, updatedNs)}, nil
 }
 
-const eventColumns = "feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload"
+// The columns of an event that sqlTx.events reads: of one session's events,
+// whose owner the caller knows, or of anyone's. Every column costs a Get of
+// 100 events a hundred calls into SQLite.
+const (
+	sessionEventColumns = "feed_cursor, seq, event_id, invocation_id, author, branch, timestamp_ns, payload"
+	eventColumns        = "app_name, user_id, session_id, " + sessionEventColumns
+)
 
-// scanEvents reads rows of eventColumns.
-func scanEvents(rows *sql.Rows, err error) ([]eventRow, error) {
+// events runs a query for sessionEventColumns of key's events, or for
+// eventColumns when key is nil.
+func (w *sqlTx) events(key *sessionKey, query string, args ...any) ([]eventRow, error) {
+	rows, err := w.query(query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +212,13 @@ func scanEvents(rows *sql.Rows, err error) ([]eventRow, error) {
 	for rows.Next() {
 		var r eventRow
 		var invocation, author, branch sql.NullString
-		if err := rows.Scan(&r.Cursor, &r.AppName, &r.UserID, &r.SessionID, &r.Seq, &r.EventID, &invocation, &author, &branch, &r.TimestampNs, &r.Payload); err != nil {
+		cols := []any{&r.Cursor, &r.Seq, &r.EventID, &invocation, &author, &branch, &r.TimestampNs, &r.Payload}
+		if key == nil {
+			cols = append([]any{&r.AppName, &r.UserID, &r.SessionID}, cols...)
+		} else {
+			r.AppName, r.UserID, r.SessionID = key.app, key.user, key.id
+		}
+		if err := rows.Scan(cols...); err != nil {
 			return nil, err
 		}
 		r.InvocationID, r.Author, r.Branch = invocation.String, author.String, branch.String
@@ -219,36 +237,43 @@ func (s *SQLService) List(ctx context.Context, req *ListRequest) (*ListResponse,
 		shared     map[string]any
 		perSession = make(map[string]map[string]any)
 	)
-	err = s.read(ctx, func(tx *gorm.DB) error {
-		q := tx.Where("app_name = ? AND user_id = ?", o.app, o.user)
+	err = s.read(ctx, func(t *sqlTx) error {
+		q := "SELECT id, created_ns, updated_ns, last_seq FROM sessions WHERE app_name = ? AND user_id = ?"
+		args := []any{o.app, o.user}
 		if from != nil {
-			q = q.Where("(created_ns < ? OR (created_ns = ? AND id < ?))", from.CreatedNs, from.CreatedNs, from.ID)
-		}
-		if err := q.Order("created_ns DESC, id DESC").Limit(size + 1).Find(&rows).Error; err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
+			q += " AND (created_ns < ? OR (created_ns = ? AND id < ?))"
+			args = append(args, from.CreatedNs, from.CreatedNs, from.ID)
 		}
 		var err error
-		if shared, err = readState(tx, sessionKey{owner: o}); err != nil {
+		if rows, err = t.sessions(q+" ORDER BY created_ns DESC, id DESC LIMIT ?", append(args, size+1)...); err != nil || len(rows) == 0 {
 			return err
 		}
-		ids := make([]string, len(rows))
+		if shared, err = readState(t, sessionKey{owner: o}); err != nil {
+			return err
+		}
+		ids := make([]any, len(rows))
 		for i, r := range rows {
 			ids[i] = r.ID
 		}
-		var states []sessionStateRow
-		err = tx.Where("app_name = ? AND user_id = ? AND session_id IN ?", o.app, o.user, ids).Find(&states).Error
-		for _, st := range states {
-			if perSession[st.SessionID] == nil {
-				perSession[st.SessionID] = make(map[string]any)
+		states, err := t.queryOnce("SELECT session_id, state_key, value FROM session_states WHERE app_name = ? AND user_id = ? AND session_id IN (?"+
+			strings.Repeat(", ?", len(ids)-1)+")", append([]any{o.app, o.user}, ids...)...)
+		if err != nil {
+			return err
+		}
+		defer states.Close()
+		for states.Next() {
+			var id, k, v string
+			if err := states.Scan(&id, &k, &v); err != nil {
+				return err
 			}
-			if perSession[st.SessionID][st.StateKey], err = state.Decode([]byte(st.Value)); err != nil {
+			if perSession[id] == nil {
+				perSession[id] = make(map[string]any)
+			}
+			if perSession[id][k], err = state.Decode([]byte(v)); err != nil {
 				return err
 			}
 		}
-		return err
+		return states.Err()
 	})
 	if err != nil {
 		return nil, err
@@ -270,7 +295,7 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 	if err != nil {
 		return err
 	}
-	err = s.write(ctx, func(w *writeTx) error {
+	err = s.write(ctx, func(w *sqlTx) error {
 		// The tombstone goes in before the events go out: on SQLite the next
 		// cursor is derived from the highest one still stored.
 		if _, err := insertWithCursor(w, "session_tombstones (feed_cursor, app_name, user_id, session_id)", key.app, key.user, key.id); err != nil {
@@ -301,7 +326,7 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 	key, o := p.key, p.opts
 	now := time.Now()
 	var seq, cursor int64
-	err = s.write(ctx, func(w *writeTx) error {
+	err = s.write(ctx, func(w *sqlTx) error {
 		// Taking the next sequence number locks the session's row until
 		// commit: appends to one session are serialised, never interleaved.
 		q := "UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE app_name = ? AND user_id = ? AND id = ?"
@@ -355,7 +380,7 @@ func (s *SQLService) AppState(ctx context.Context, appName string) (map[string]a
 		return nil, err
 	}
 	out := make(map[string]any)
-	return out, appStates.read(s.db.WithContext(ctx), sessionKey{owner: owner{app: appName}}, out)
+	return out, s.read(ctx, func(t *sqlTx) error { return appStates.read(t, sessionKey{owner: owner{app: appName}}, out) })
 }
 
 func (s *SQLService) UserState(ctx context.Context, appName, userID string) (map[string]any, error) {
@@ -363,7 +388,7 @@ func (s *SQLService) UserState(ctx context.Context, appName, userID string) (map
 		return nil, err
 	}
 	out := make(map[string]any)
-	return out, userStates.read(s.db.WithContext(ctx), sessionKey{owner: owner{appName, userID}}, out)
+	return out, s.read(ctx, func(t *sqlTx) error { return userStates.read(t, sessionKey{owner: owner{appName, userID}}, out) })
 }
 
 func (s *SQLService) UpdateAppState(ctx context.Context, appName string, delta map[string]any) error {
@@ -374,7 +399,7 @@ func (s *SQLService) UpdateAppState(ctx context.Context, appName string, delta m
 	if err != nil || len(d) == 0 {
 		return err
 	}
-	return s.write(ctx, func(w *writeTx) error {
+	return s.write(ctx, func(w *sqlTx) error {
 		return writeState(w, sessionKey{owner: owner{app: appName}}, state.Delta{App: d})
 	})
 }
@@ -387,7 +412,7 @@ func (s *SQLService) UpdateUserState(ctx context.Context, appName, userID string
 	if err != nil || len(d) == 0 {
 		return err
 	}
-	return s.write(ctx, func(w *writeTx) error {
+	return s.write(ctx, func(w *sqlTx) error {
 		return writeState(w, sessionKey{owner: owner{appName, userID}}, state.Delta{User: d})
 	})
 }
@@ -404,18 +429,32 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 	)
 	// One snapshot for both tables: read separately, a deletion committed
 	// between the two queries could hide an event with a lower cursor.
-	err = s.read(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("feed_cursor > ?", req.After).Order("feed_cursor").Limit(limit).Find(&events).Error; err != nil {
+	err = s.read(ctx, func(t *sqlTx) error {
+		var err error
+		if events, err = t.events(nil, "SELECT "+eventColumns+" FROM events WHERE feed_cursor > ? ORDER BY feed_cursor LIMIT ?", req.After, limit); err != nil {
 			return err
 		}
-		if err := tx.Where("feed_cursor > ?", req.After).Order("feed_cursor").Limit(limit).Find(&tombs).Error; err != nil {
+		rows, err := t.query("SELECT feed_cursor, app_name, user_id, session_id FROM session_tombstones WHERE feed_cursor > ? ORDER BY feed_cursor LIMIT ?", req.After, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r tombstoneRow
+			if err := rows.Scan(&r.Cursor, &r.AppName, &r.UserID, &r.SessionID); err != nil {
+				return err
+			}
+			tombs = append(tombs, r)
+		}
+		if err := rows.Err(); err != nil {
 			return err
 		}
 		q := "SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest"
 		if !s.sqlite {
 			q = "SELECT last_cursor FROM change_feed_head WHERE id = 1"
 		}
-		return tx.Raw(q).Scan(&head).Error
+		_, err = t.scanRow(q, nil, &head)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -440,6 +479,24 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		resp.Cursor = c.Cursor
 	}
 	return resp, nil
+}
+
+// sessions runs a query for sessions' id, created_ns, updated_ns and last_seq.
+func (w *sqlTx) sessions(query string, args ...any) ([]sessionRow, error) {
+	rows, err := w.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sessionRow
+	for rows.Next() {
+		var r sessionRow
+		if err := rows.Scan(&r.ID, &r.CreatedNs, &r.UpdatedNs, &r.LastSeq); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 func (s *SQLService) newHandle(key sessionKey, merged map[string]any, events []*Event, lastSeq, updatedNs int64) *handle {
@@ -470,7 +527,7 @@ func (s *SQLService) isDuplicateKey(err error) bool {
 // time). It holds because the highest cursor ever handed out stays stored:
 // tombstones are never deleted, and a deletion writes its tombstone before
 // it deletes the session's events.
-func insertWithCursor(w *writeTx, target string, args ...any) (int64, error) {
+func insertWithCursor(w *sqlTx, target string, args ...any) (int64, error) {
 	if w.stmts.dialect == "mysql" {
 		// The same head row, its next value handed back by LAST_INSERT_ID.
 		_, cursor, err := w.execID("UPDATE change_feed_head SET last_cursor = LAST_INSERT_ID(last_cursor + 1) WHERE id = 1")

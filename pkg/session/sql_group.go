@@ -21,12 +21,12 @@ type groupCommit struct {
 
 type queuedWrite struct {
 	ctx  context.Context
-	fn   func(*writeTx) error
+	fn   func(*sqlTx) error
 	done chan error
 }
 
 // run runs fn in the next group and returns its outcome.
-func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn func(*writeTx) error) error {
+func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn func(*sqlTx) error) error {
 	w := &queuedWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -52,7 +52,7 @@ func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn 
 func commitGroup(db *sql.DB, stmts *stmtCache, batch []*queuedWrite) {
 	if len(batch) == 1 { // alone: no savepoint to pay for
 		w := batch[0]
-		w.done <- runWrite(w.ctx, db, stmts, w.fn)
+		w.done <- runTx(w.ctx, db, stmts, nil, w.fn)
 		return
 	}
 	// The transaction is the group's, not one caller's: a caller that goes
@@ -73,7 +73,7 @@ func commitGroup(db *sql.DB, stmts *stmtCache, batch []*queuedWrite) {
 			results[i] = err
 			continue
 		}
-		if results[i] = w.fn(&writeTx{ctx: w.ctx, tx: tx, stmts: stmts}); results[i] != nil {
+		if results[i] = w.fn(&sqlTx{ctx: w.ctx, tx: tx, stmts: stmts}); results[i] != nil {
 			_, err = tx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT group_write")
 		} else {
 			_, err = tx.ExecContext(context.Background(), "RELEASE SAVEPOINT group_write")

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/hectormem/hector/pkg/state"
 )
 
@@ -43,28 +41,30 @@ var (
 	sessionStates = newStateTable("session_states", []string{"app_name", "user_id", "session_id"}, func(k sessionKey) []any { return []any{k.app, k.user, k.id} })
 )
 
-type stateKV struct{ StateKey, Value string }
-
 // read adds the keys key's owner has in t to out.
-func (t stateTable) read(tx *gorm.DB, key sessionKey, out map[string]any) error {
-	var rows []stateKV
-	if err := tx.Table(t.name).Select("state_key, value").Where(t.where, t.values(key)...).Find(&rows).Error; err != nil {
+func (t stateTable) read(tx *sqlTx, key sessionKey, out map[string]any) error {
+	rows, err := tx.query("SELECT state_key, value FROM "+t.name+" WHERE "+t.where, t.values(key)...)
+	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		v, err := state.Decode([]byte(r.Value))
-		if err != nil {
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var raw []byte
+		if err := rows.Scan(&k, &raw); err != nil {
 			return err
 		}
-		out[r.StateKey] = v
+		if out[k], err = state.Decode(raw); err != nil {
+			return err
+		}
 	}
-	return nil
+	return rows.Err()
 }
 
 // write applies a validated delta: nil deletes a key's row, anything else
 // inserts or replaces it. Keys go in sorted order so that concurrent writers
 // lock rows in the same order.
-func (t stateTable) write(w *writeTx, key sessionKey, delta map[string]any) error {
+func (t stateTable) write(w *sqlTx, key sessionKey, delta map[string]any) error {
 	owner := t.values(key)
 	for _, k := range slices.Sorted(maps.Keys(delta)) {
 		var err error
@@ -88,7 +88,7 @@ func (t stateTable) write(w *writeTx, key sessionKey, delta map[string]any) erro
 }
 
 // readState returns the merged app, user and (when key.id is set) session state of key.
-func readState(tx *gorm.DB, key sessionKey) (map[string]any, error) {
+func readState(tx *sqlTx, key sessionKey) (map[string]any, error) {
 	out := make(map[string]any)
 	tables := []stateTable{appStates, userStates}
 	if key.id != "" {
@@ -103,7 +103,7 @@ func readState(tx *gorm.DB, key sessionKey) (map[string]any, error) {
 }
 
 // writeState applies the stored parts of a validated delta.
-func writeState(w *writeTx, key sessionKey, d state.Delta) error {
+func writeState(w *sqlTx, key sessionKey, d state.Delta) error {
 	for _, part := range []struct {
 		table stateTable
 		delta map[string]any

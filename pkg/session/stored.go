@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 	"github.com/hectormem/hector/pkg/state"
 )
@@ -124,9 +125,16 @@ func (p *pendingAppend) finish(ev *Event, seq, cursor int64, updated time.Time) 
 }
 
 // event decodes a stored row into a new Event.
+//
+// Decoding is most of the CPU a Get spends, and go-json-experiment/json
+// (what encoding/json/v2 is made from, by the Go team) decodes Hector's
+// payloads in half the time of encoding/json with half the allocations
+// (bench/jsoncmp measures it against the other candidates). Payloads are
+// written by encoding/json, whose output it reads as encoding/json would:
+// valid UTF-8, no duplicate names, field names as tagged.
 func (r *eventRow) event() (*Event, error) {
 	var p eventPayload
-	if err := json.Unmarshal([]byte(r.Payload), &p); err != nil {
+	if err := jsonv2.Unmarshal([]byte(r.Payload), &p); err != nil {
 		return nil, fmt.Errorf("session: decoding stored event %q of session %q: %w", r.EventID, r.SessionID, err)
 	}
 	return &Event{
