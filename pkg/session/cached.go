@@ -5,6 +5,8 @@ import (
 	"context"
 	"maps"
 	"sync"
+
+	"github.com/hectormem/hector/pkg/state"
 )
 
 // maxCachedEvents bounds what one cached session holds: its newest events.
@@ -249,8 +251,8 @@ func copyEvents(src []*Event) []*Event {
 	for i, ev := range src {
 		e := &events[i]
 		*e = *ev
-		e.Metadata = copyMap(ev.Metadata)
-		e.Actions.StateDelta = copyMap(ev.Actions.StateDelta)
+		e.Metadata = state.CloneMap(ev.Metadata)
+		e.Actions.StateDelta = state.CloneMap(ev.Actions.StateDelta)
 		e.Actions.ArtifactDelta = maps.Clone(ev.Actions.ArtifactDelta)
 		if ev.Actions.Summary != nil {
 			s := *ev.Actions.Summary
@@ -259,7 +261,7 @@ func copyEvents(src []*Event) []*Event {
 		if ev.Message != nil {
 			start := len(parts)
 			for _, p := range ev.Message.Parts {
-				p.Data = copyMap(p.Data)
+				p.Data = state.CloneMap(p.Data)
 				if p.File != nil {
 					f := *p.File
 					f.Data = append([]byte(nil), f.Data...)
@@ -267,12 +269,12 @@ func copyEvents(src []*Event) []*Event {
 				}
 				if p.ToolCall != nil {
 					tc := *p.ToolCall
-					tc.Arguments = copyMap(tc.Arguments)
+					tc.Arguments = state.CloneMap(tc.Arguments)
 					p.ToolCall = &tc
 				}
 				if p.ToolResult != nil {
 					tr := *p.ToolResult
-					tr.Content = copyValue(tr.Content)
+					tr.Content = state.Clone(tr.Content)
 					p.ToolResult = &tr
 				}
 				parts = append(parts, p)
@@ -283,30 +285,4 @@ func copyEvents(src []*Event) []*Event {
 		out[i] = e
 	}
 	return out
-}
-
-func copyMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = copyValue(v)
-	}
-	return out
-}
-
-// copyValue copies a decoded JSON value; other values are immutable here.
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return copyMap(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = copyValue(x)
-		}
-		return out
-	}
-	return v
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 )
 
 // DefaultMaxValueBytes is the largest JSON encoding of one value accepted
@@ -59,9 +60,14 @@ func (e *valueErr) Unwrap() error { return ErrInvalidValue }
 func Clone(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = Clone(e)
+		// maps.Clone copies the table in bulk, far cheaper than inserting
+		// key by key; only nested containers need copies of their own.
+		out := maps.Clone(v)
+		for k, e := range out {
+			switch e.(type) {
+			case map[string]any, []any:
+				out[k] = Clone(e)
+			}
 		}
 		return out
 	case []any:
