@@ -198,8 +198,11 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 			if err := tx.Model(&sessionRow{}).Where("id = ?", s.ID()).Update("last_seq", n).Error; err != nil {
 				return err
 			}
-			if db.Dialector.Name() == "sqlite" {
+			switch db.Dialector.Name() {
+			case "sqlite":
 				return nil // its next cursor follows the highest stored
+			case "postgres":
+				return tx.Exec("SELECT setval('hector_feed_cursor', ?)", n).Error
 			}
 			return tx.Model(&feedHeadRow{}).Where("id = 1").Update("last_cursor", n).Error
 		})

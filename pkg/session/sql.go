@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/go-sql-driver/mysql"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -44,10 +45,17 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	}
 	sqlite := db.Dialector.Name() == "sqlite"
 	err := db.AutoMigrate(&sessionRow{}, &eventRow{}, &appStateRow{}, &userStateRow{}, &sessionStateRow{}, &tombstoneRow{})
-	if err == nil && !sqlite { // see nextCursor
+	if err == nil && !sqlite { // see insertWithCursor
 		err = db.AutoMigrate(&feedHeadRow{})
 		if err == nil {
 			err = db.Clauses(clause.OnConflict{DoNothing: true}).Create(&feedHeadRow{ID: 1}).Error
+		}
+	}
+	if err == nil && db.Dialector.Name() == "postgres" {
+		err = db.Exec("CREATE SEQUENCE IF NOT EXISTS hector_feed_cursor").Error
+		if err == nil { // a database whose cursors came from change_feed_head goes on past them
+			err = db.Exec("SELECT setval('hector_feed_cursor', h.last_cursor) FROM change_feed_head h, hector_feed_cursor s" +
+				" WHERE h.id = 1 AND h.last_cursor > 0 AND h.last_cursor >= s.last_value").Error
 		}
 	}
 	if err != nil {
@@ -427,14 +435,18 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		tombs  []tombstoneRow
 		head   int64
 	)
+	bound, err := s.feedBound(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// One snapshot for both tables: read separately, a deletion committed
 	// between the two queries could hide an event with a lower cursor.
 	err = s.read(ctx, func(t *sqlTx) error {
 		var err error
-		if events, err = t.events(nil, "SELECT "+eventColumns+" FROM events WHERE feed_cursor > ? ORDER BY feed_cursor LIMIT ?", req.After, limit); err != nil {
+		if events, err = t.events(nil, "SELECT "+eventColumns+" FROM events WHERE feed_cursor > ? AND feed_cursor <= ? ORDER BY feed_cursor LIMIT ?", req.After, bound, limit); err != nil {
 			return err
 		}
-		rows, err := t.query("SELECT feed_cursor, app_name, user_id, session_id FROM session_tombstones WHERE feed_cursor > ? ORDER BY feed_cursor LIMIT ?", req.After, limit)
+		rows, err := t.query("SELECT feed_cursor, app_name, user_id, session_id FROM session_tombstones WHERE feed_cursor > ? AND feed_cursor <= ? ORDER BY feed_cursor LIMIT ?", req.After, bound, limit)
 		if err != nil {
 			return err
 		}
@@ -449,11 +461,8 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		q := "SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest"
-		if !s.sqlite {
-			q = "SELECT last_cursor FROM change_feed_head WHERE id = 1"
-		}
-		_, err = t.scanRow(q, nil, &head)
+		_, err = t.scanRow("SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events WHERE feed_cursor <= ?"+
+			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ?) AS highest", []any{bound, bound}, &head)
 		return err
 	})
 	if err != nil {
@@ -517,19 +526,29 @@ func (s *SQLService) isDuplicateKey(err error) bool {
 
 // insertWithCursor inserts one row into target ("table (feed_cursor, cols…)")
 // with the next change-feed cursor in its first column and args in the
-// others, and returns the cursor. Cursors must become visible in increasing
-// order, or a feed reader could skip a late commit.
+// others, and returns the cursor. A feed reader must never pass a cursor
+// whose change may still commit, or it would skip it.
 //
-// On PostgreSQL the cursor comes from the single change_feed_head row, whose
-// lock is held until commit. SQLite already has one writer at a time, so
-// the next cursor is one past the highest stored, which two index lookups
-// find: that saves a row write and a statement per append (15% of its
-// time). It holds because the highest cursor ever handed out stays stored:
-// tombstones are never deleted, and a deletion writes its tombstone before
-// it deletes the session's events.
+// SQLite has one writer at a time, so the next cursor is one past the
+// highest stored, which two index lookups find: that saves a row write and
+// a statement per append (15% of its time). It holds because the highest
+// cursor ever handed out stays stored: tombstones are never deleted, and a
+// deletion writes its tombstone before it deletes the session's events.
+//
+// PostgreSQL takes cursors from a sequence, which serialises nothing. A
+// writer holds a shared advisory lock from just before it takes its cursor
+// until it commits, and a feed reader first takes that lock exclusively
+// (feedBound): then no cursor handed out is still in flight, and the reader
+// goes no further than the last one. Writers never wait for each other;
+// taking cursors from a row locked until commit instead (as on MySQL) made
+// concurrent appends queue behind each other's commits: 8 writers appended
+// more slowly than 2.
+//
+// MySQL takes the cursor from the single change_feed_head row, whose lock
+// is held until commit, so cursors become visible in increasing order.
 func insertWithCursor(w *sqlTx, target string, args ...any) (int64, error) {
 	if w.stmts.dialect == "mysql" {
-		// The same head row, its next value handed back by LAST_INSERT_ID.
+		// The next value handed back by LAST_INSERT_ID.
 		_, cursor, err := w.execID("UPDATE change_feed_head SET last_cursor = LAST_INSERT_ID(last_cursor + 1) WHERE id = 1")
 		if err != nil {
 			return 0, err
@@ -539,9 +558,34 @@ func insertWithCursor(w *sqlTx, target string, args ...any) (int64, error) {
 	}
 	with, next := "", "(SELECT coalesce(max(c), 0) + 1 FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest)"
 	if w.stmts.dialect == "postgres" {
-		with = "WITH head AS (UPDATE change_feed_head SET last_cursor = last_cursor + 1 WHERE id = 1 RETURNING last_cursor) "
-		next = "(SELECT last_cursor FROM head)"
+		// The sequence is read in a row of the materialized lock query, so
+		// only once the lock is held.
+		with = "WITH in_flight AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" + feedLock + ")) "
+		next = "(SELECT nextval('hector_feed_cursor') FROM in_flight)"
 	}
 	cursor, _, err := w.returning(with+"INSERT INTO "+target+" VALUES ("+next+strings.Repeat(", ?", len(args))+") RETURNING feed_cursor", args...)
 	return cursor, err
+}
+
+// feedLock is the advisory lock key of the change feed of the current schema.
+const feedLock = "hashtextextended(current_schema() || '/hector-feed', 0)"
+
+// feedBound returns the highest cursor a feed reader may go to now: every
+// change at or below it has committed (or rolled back), so a snapshot taken
+// afterwards holds all of them. See insertWithCursor.
+func (s *SQLService) feedBound(ctx context.Context) (int64, error) {
+	if s.stmts.dialect != "postgres" {
+		return math.MaxInt64, nil // cursors become visible in order already
+	}
+	var bound int64
+	err := runTx(ctx, s.sqlDB, s.stmts, nil, func(t *sqlTx) error {
+		// Waits for the writers between taking a cursor and committing;
+		// writers that come later wait the moment this transaction lasts.
+		if _, err := t.exec("SELECT pg_advisory_xact_lock(" + feedLock + ")"); err != nil {
+			return err
+		}
+		_, err := t.scanRow("SELECT last_value FROM hector_feed_cursor", nil, &bound)
+		return err
+	})
+	return bound, err
 }

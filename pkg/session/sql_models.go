@@ -51,9 +51,9 @@ type tombstoneRow struct {
 
 func (tombstoneRow) TableName() string { return "session_tombstones" }
 
-// feedHeadRow is the single row holding the last cursor handed out. Taking
-// the next cursor locks it until commit, so cursors become visible in
-// increasing order and a feed reader never skips a late commit.
+// feedHeadRow is the single row holding the last cursor handed out on
+// MySQL (see insertWithCursor). PostgreSQL took its cursors from it before
+// it took them from a sequence, which starts past it.
 type feedHeadRow struct {
 	ID         int   `gorm:"primaryKey;autoIncrement:false"`
 	LastCursor int64 `gorm:"not null"`

@@ -52,6 +52,7 @@ func Run(t *testing.T, newService Factory) {
 		{"Changes", testChanges},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"ConcurrentAppendsFailAlone", testConcurrentAppendsFailAlone},
+		{"FeedReaderNeverSkips", testFeedReaderNeverSkips},
 		{"ConcurrentUserState", testConcurrentUserState},
 	}
 	for _, tc := range tests {
@@ -780,6 +781,64 @@ func testChanges(t *testing.T, svc session.Service) {
 	}
 	_, err := svc.Changes(t.Context(), &session.ChangesRequest{Limit: session.MaxChangesLimit + 1})
 	wantErr(t, "Changes over the maximum limit", err, session.ErrInvalidArgument)
+}
+
+// testFeedReaderNeverSkips reads the change feed while writers append to
+// sessions of their own (nothing orders their commits): a reader that
+// passed a cursor whose append committed later would never see it.
+func testFeedReaderNeverSkips(t *testing.T, svc session.Service) {
+	const writers, perWriter = 16, 60
+	handles := make([]session.Session, writers)
+	for w := range writers {
+		handles[w] = create(t, svc, fmt.Sprintf("s%d", w), nil)
+	}
+	start, _ := allChanges(t, svc, 0, 0)
+	after := int64(0)
+	if len(start) > 0 {
+		after = start[len(start)-1].Cursor
+	}
+	seen := map[string]int{}
+	read := func() int {
+		resp, err := svc.Changes(t.Context(), &session.ChangesRequest{After: after, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range resp.Changes {
+			seen[c.Event.ID]++
+		}
+		after = resp.Cursor
+		return len(resp.Changes)
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				if err := svc.AppendEvent(context.Background(), handles[w], &session.Event{ID: fmt.Sprintf("w%d-%d", w, i), Author: "user"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+			read()
+		}
+	}
+	for read() > 0 { // what committed after the last read
+	}
+	for w := range writers {
+		for i := range perWriter {
+			if id := fmt.Sprintf("w%d-%d", w, i); seen[id] != 1 {
+				t.Errorf("the feed reader saw event %s %d times, want once", id, seen[id])
+			}
+		}
+	}
 }
 
 func testConcurrentAppends(t *testing.T, svc session.Service) {
