@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/sqldb"
 )
 
 // Run with: go test -run '^$' -bench . -benchmem ./pkg/session
@@ -24,6 +25,19 @@ var benchBackends = []benchBackend{
 	{"sqlite", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.SQLite(b)) }},
 	{"postgres", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.Postgres(b)) }},
 	{"mysql", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.MySQL(b)) }},
+}
+
+// sqliteNormal opens SQLite as Hector does but with synchronous=NORMAL:
+// commits skip the fsync, so what an append costs is its CPU.
+func sqliteNormal(b *testing.B) (Service, *gorm.DB) {
+	db := testdb.SQLite(b)
+	if err := sqldb.SetMaxConnections(db, 1); err != nil { // the pragma is the connection's
+		b.Fatal(err)
+	}
+	if err := db.Exec("PRAGMA synchronous=NORMAL").Error; err != nil {
+		b.Fatal(err)
+	}
+	return openSQL(b, db)
 }
 
 func openSQL(b *testing.B, db *gorm.DB) (Service, *gorm.DB) {
@@ -43,7 +57,7 @@ func benchEvent(i int) *Event {
 // BenchmarkAppend appends a message; the with_state variant also writes a
 // user: key, which is one more row in the same transaction.
 func BenchmarkAppend(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range append(benchBackends, benchBackend{"sqlite_normal", sqliteNormal}) {
 		for _, withState := range []bool{false, true} {
 			name := be.name
 			if withState {
@@ -74,38 +88,40 @@ func BenchmarkAppend(b *testing.B) {
 // it. minimal_table inserts into a table with no index; events_table inserts
 // the same row AppendEvent writes into the events table, indexes and all.
 func BenchmarkSQLiteBareInsert(b *testing.B) {
-	b.Run("minimal_table", func(b *testing.B) {
-		_, db := benchBackends[1].open(b)
-		if err := db.Exec("CREATE TABLE bare (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)").Error; err != nil {
-			b.Fatal(err)
-		}
-		payload := `{"message":{"role":"user","parts":[{"type":"text","text":"message 1: what is the weather like in Paris today?"}]},"actions":{}}`
-		for b.Loop() {
-			if err := db.Exec("INSERT INTO bare (payload) VALUES (?)", payload).Error; err != nil {
+	for _, be := range []benchBackend{benchBackends[1], {"sqlite_normal", sqliteNormal}} {
+		b.Run(be.name+"/minimal_table", func(b *testing.B) {
+			_, db := be.open(b)
+			if err := db.Exec("CREATE TABLE bare (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)").Error; err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("events_table", func(b *testing.B) {
-		svc, db := benchBackends[1].open(b)
-		s := mustCreate(b, svc, "s")
-		ev := benchEvent(1)
-		ev.Actions = Actions{}
-		p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := p.row
-		i := 0
-		for b.Loop() {
-			i++
-			err := db.Exec("INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				i, r.AppName, r.UserID, r.SessionID, i, fmt.Sprint(r.EventID, i), r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload).Error
+			payload := `{"message":{"role":"user","parts":[{"type":"text","text":"message 1: what is the weather like in Paris today?"}]},"actions":{}}`
+			for b.Loop() {
+				if err := db.Exec("INSERT INTO bare (payload) VALUES (?)", payload).Error; err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(be.name+"/events_table", func(b *testing.B) {
+			svc, db := be.open(b)
+			s := mustCreate(b, svc, "s")
+			ev := benchEvent(1)
+			ev.Actions = Actions{}
+			p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			r := p.row
+			i := 0
+			for b.Loop() {
+				i++
+				err := db.Exec("INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+					i, r.AppName, r.UserID, r.SessionID, i, fmt.Sprint(r.EventID, i), r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload).Error
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 func BenchmarkGetRecent100(b *testing.B) {
