@@ -1019,24 +1019,26 @@ func testIDsCompareExactly(t *testing.T, svc session.Service) {
 // compare-and-swap among many good appends (which a backend may commit
 // together) fails that append only, with its own error, and every other
 // append is stored.
+// testConcurrentAppendsFailAlone: 128 writers on 16 sessions, one bad
+// append in every five (a duplicate event ID, a stale compare-and-swap).
+// The bad ones fail alone, with their own errors and no trace in state;
+// every good one is stored, with gap-free sequence numbers per session.
 func testConcurrentAppendsFailAlone(t *testing.T, svc session.Service) {
-	const writers, perWriter = 16, 20
-	for w := range writers {
-		create(t, svc, fmt.Sprintf("s%d", w), nil)
+	const sessions, writers, perWriter = 16, 128, 10
+	for i := range sessions {
+		create(t, svc, fmt.Sprintf("s%d", i), nil)
 	}
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stored := map[string]int{}
 	for w := range writers {
 		wg.Go(func() {
-			id := fmt.Sprintf("s%d", w)
+			id := fmt.Sprintf("s%d", w%sessions)
 			h := get(t, svc, app, user, id)
 			for i := range perWriter {
-				ev := &session.Event{ID: fmt.Sprintf("e%d", i), Author: "user", Actions: session.Actions{StateDelta: map[string]any{"n": i}}}
+				ev := &session.Event{ID: fmt.Sprintf("w%d-e%d", w, i), Author: "user", Actions: session.Actions{StateDelta: map[string]any{fmt.Sprintf("w%d", w): i}}}
 				var opts []session.AppendOption
 				switch {
 				case i%5 == 3:
-					ev.ID = "e0" // a duplicate of this session's first event
+					ev.ID = fmt.Sprintf("w%d-e0", w) // a duplicate of this writer's first event
 				case i%5 == 4:
 					opts = append(opts, session.ExpectLastSeq(0)) // long stale
 				}
@@ -1048,23 +1050,28 @@ func testConcurrentAppendsFailAlone(t *testing.T, svc session.Service) {
 					t.Errorf("%s: a stale compare-and-swap: %v, want ErrConflict", id, err)
 				case i%5 < 3 && err != nil:
 					t.Errorf("%s: a good append beside bad ones: %v", id, err)
-				case err == nil:
-					mu.Lock()
-					stored[id]++
-					mu.Unlock()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	for w := range writers {
-		id := fmt.Sprintf("s%d", w)
+	const good = writers / sessions * perWriter * 3 / 5
+	for i := range sessions {
+		id := fmt.Sprintf("s%d", i)
 		got := get(t, svc, app, user, id)
-		if got.Events().Len() != stored[id] || stored[id] != perWriter*3/5 {
-			t.Errorf("%s holds %d events; %d appends succeeded, want %d", id, got.Events().Len(), stored[id], perWriter*3/5)
+		if got.Events().Len() != good || got.LastSeq() != good {
+			t.Errorf("%s holds %d events up to seq %d, want %d", id, got.Events().Len(), got.LastSeq(), good)
 		}
-		if v, _ := got.State().Get("n"); v != float64(perWriter-3) && v != perWriter-3 {
-			t.Errorf("%s: state n = %v, want the last good append's %d (a failed append changes no state)", id, v, perWriter-3)
+		for j := range got.Events().Len() {
+			if ev := got.Events().At(j); ev.Seq != int64(j+1) || !strings.HasPrefix(ev.ID, "w") || strings.HasSuffix(ev.ID, "e3") || strings.HasSuffix(ev.ID, "e4") {
+				t.Errorf("%s: event %d is %s at seq %d", id, j, ev.ID, ev.Seq)
+			}
+		}
+		for w := i; w < writers; w += sessions {
+			// The last good append of each writer is its 8th (i = 7); a failed one changes no state.
+			if v, _ := got.State().Get(fmt.Sprintf("w%d", w)); v != float64(perWriter-3) {
+				t.Errorf("%s: state w%d = %v, want %d", id, w, v, perWriter-3)
+			}
 		}
 	}
 }
