@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // exactly what encoding/json would decode.
 func FuzzPayloadDecode(f *testing.F) {
 	f.Add("hello", "user:lang", `{"city":"Paris","days":3}`, 18.5, []byte{1, 2})
-	f.Add("caf\xe9 \u2028 <b>", "k\x00", `[1,"two",null,{"x":[true]}]`, -0.0, []byte(nil))
+	f.Add("caf\xe9 \u2028 <b>", "k\x00", `[1,"two",null,{"x":[true]}]`, math.Copysign(0, -1), []byte(nil))
 	f.Add("", "", `"just a string"`, 1e300, []byte{})
 	f.Fuzz(func(t *testing.T, text, key, rawJSON string, num float64, data []byte) {
 		var arg any
