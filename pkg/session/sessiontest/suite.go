@@ -378,9 +378,14 @@ func testAppendThroughRef(t *testing.T, svc session.Service) {
 	if err := svc.AppendEvent(t.Context(), session.Ref(app, user, "s1"), &session.Event{Author: "a"}, session.ExpectLastSeq(1)); !errors.Is(err, session.ErrConflict) {
 		t.Errorf("CAS through a ref at a stale seq: %v, want ErrConflict", err)
 	}
+	// An event with no state delta, twice: the second is refused and changes nothing.
+	if err := svc.AppendEvent(t.Context(), session.Ref(app, user, "s1"), &session.Event{ID: "plain", Author: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "a duplicate event with no state delta", svc.AppendEvent(t.Context(), session.Ref(app, user, "s1"), &session.Event{ID: "plain", Author: "a"}), session.ErrAlreadyExists)
 	got := get(t, svc, app, user, "s1")
-	if !slices.Equal(texts(got), []string{"loaded", "by key"}) {
-		t.Errorf("stored events = %q", texts(got))
+	if !slices.Equal(texts(got), []string{"loaded", "by key", ""}) || got.LastSeq() != 3 {
+		t.Errorf("stored events = %q up to seq %d", texts(got), got.LastSeq())
 	}
 	wantState(t, "stored", stateOf(got), map[string]any{"topic": "travel", "user:lang": "fr"})
 
@@ -397,7 +402,7 @@ func testAppendThroughRef(t *testing.T, svc session.Service) {
 		err := svc.AppendEvent(t.Context(), r.ref, &session.Event{Author: "x", Actions: session.Actions{StateDelta: map[string]any{"user:leak": true}}})
 		wantErr(t, "append through a ref to a "+r.name, err, r.want)
 	}
-	if got := get(t, svc, app, user, "s1"); got.Events().Len() != 2 || len(stateOf(got)) != 2 {
+	if got := get(t, svc, app, user, "s1"); got.Events().Len() != 3 || len(stateOf(got)) != 2 {
 		t.Errorf("refused appends wrote: %d events, state %v", got.Events().Len(), stateOf(got))
 	}
 }
