@@ -65,18 +65,19 @@ func commitGroup(db *sql.DB, stmts *stmtCache, batch []*queuedWrite) {
 		return
 	}
 	results := make([]error, len(batch))
+	group := &sqlTx{ctx: context.Background(), tx: tx, stmts: stmts} // savepoints: prepared once, like the writes
 	for i, w := range batch {
 		if results[i] = w.ctx.Err(); results[i] != nil {
 			continue
 		}
-		if _, err := tx.ExecContext(context.Background(), "SAVEPOINT group_write"); err != nil {
+		if _, err := group.exec("SAVEPOINT group_write"); err != nil {
 			results[i] = err
 			continue
 		}
 		if results[i] = w.fn(&sqlTx{ctx: w.ctx, tx: tx, stmts: stmts}); results[i] != nil {
-			_, err = tx.ExecContext(context.Background(), "ROLLBACK TO SAVEPOINT group_write")
+			_, err = group.exec("ROLLBACK TO SAVEPOINT group_write")
 		} else {
-			_, err = tx.ExecContext(context.Background(), "RELEASE SAVEPOINT group_write")
+			_, err = group.exec("RELEASE SAVEPOINT group_write")
 		}
 		if err != nil { // the transaction cannot go on: nothing in it commits
 			tx.Rollback()
