@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/workingmemory"
@@ -128,12 +130,7 @@ type callView struct {
 	Result *session.ToolResult
 }
 
-type artifactRow struct {
-	Name     string `json:"name"`
-	Version  int64  `json:"version"`
-	MimeType string `json:"mime_type"`
-	Size     int64  `json:"size"`
-}
+type artifactRow struct{ artifacts.Info }
 
 func (a artifactRow) Kind() string {
 	switch {
@@ -250,15 +247,7 @@ func (c *Console) preview(w http.ResponseWriter, r *http.Request) {
 	c.render(req, http.StatusOK, "preview", data)
 }
 
-type searchHit struct {
-	SessionID string         `json:"session_id"`
-	EventID   string         `json:"event_id"`
-	Content   string         `json:"content"`
-	Author    string         `json:"author"`
-	Timestamp time.Time      `json:"timestamp"`
-	Score     float64        `json:"score"`
-	Metadata  map[string]any `json:"metadata"`
-}
+type searchHit struct{ index.SearchResult }
 
 // Signals says which search found a hit, at which rank, for a hybrid index.
 func (h searchHit) Signals() string {
@@ -299,15 +288,6 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 	c.render(req, http.StatusOK, "search", data)
 }
 
-type factRow struct {
-	Key       string    `json:"key"`
-	Value     string    `json:"value"`
-	Category  string    `json:"category"`
-	Tags      []string  `json:"tags"`
-	UpdatedAt time.Time `json:"updated_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
 func (c *Console) facts(w http.ResponseWriter, r *http.Request) {
 	req, ok := c.begin(w, r)
 	if !ok {
@@ -320,7 +300,7 @@ func (c *Console) renderFacts(req *request, status int, form map[string]any) {
 	o := ownerOf(req.r)
 	prefix, category := req.r.URL.Query().Get("prefix"), req.r.URL.Query().Get("category")
 	var list struct {
-		Facts []factRow `json:"facts"`
+		Facts []facts.Fact `json:"facts"`
 	}
 	if !c.get(req, o.api()+"/facts?prefix="+url.QueryEscape(prefix)+"&category="+url.QueryEscape(category), &list) {
 		return

@@ -117,6 +117,7 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 		return nil, err
 	}
 	now := time.Now().UnixNano()
+	var shared map[string]any
 	err = s.write(ctx, func(w *sqlTx) error {
 		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0)"
 		if w.stmts.dialect != "mysql" {
@@ -132,14 +133,11 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 		if n == 0 {
 			return alreadyExists(key)
 		}
-		return writeState(w, key, d)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var shared map[string]any
-	err = s.read(ctx, func(t *sqlTx) error {
-		shared, err = readState(t, sessionKey{owner: key.owner})
+		if err := writeState(w, key, d); err != nil {
+			return err
+		}
+		// The app and user state the new session starts with, in the same transaction.
+		shared, err = readState(w, sessionKey{owner: key.owner})
 		return err
 	})
 	if err != nil {
