@@ -114,8 +114,8 @@ func BenchmarkSQLiteBareInsert(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				err := db.Exec("INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-					i, r.AppName, r.UserID, r.SessionID, i, fmt.Sprint(r.EventID, i), r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload).Error
+				err := db.Exec("INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+					i, r.AppName, r.UserID, r.SessionID, i, fmt.Sprint(r.EventID, i), r.TimestampNs, r.Payload).Error
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -20,6 +20,7 @@ func FuzzPayloadDecode(f *testing.F) {
 			arg = rawJSON
 		}
 		ev := eventPayload{
+			InvocationID: key, Author: text, Branch: rawJSON,
 			Message: &Message{Role: text, Parts: []Part{
 				{Type: PartText, Text: text},
 				{Type: PartToolCall, ToolCall: &ToolCall{ID: key, Name: text, Arguments: map[string]any{key: arg, "n": num}}},
@@ -43,8 +44,24 @@ func FuzzPayloadDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reading %s: %v", payload, err)
 		}
+		if got.InvocationID != want.InvocationID || got.Author != want.Author || got.Branch != want.Branch {
+			t.Errorf("payload %s read as invocation %q author %q branch %q", payload, got.InvocationID, got.Author, got.Branch)
+		}
 		if !reflect.DeepEqual(got.Message, want.Message) || !reflect.DeepEqual(got.Actions, want.Actions) || !reflect.DeepEqual(got.Metadata, want.Metadata) {
 			t.Errorf("payload %s\nread as %+v %+v %+v\nencoding/json reads %+v %+v %+v", payload, got.Message, got.Actions, got.Metadata, want.Message, want.Actions, want.Metadata)
+		}
+
+		// A payload stored before the invocation ID, author and branch
+		// moved into it becomes, moved, what encoding/json writes today.
+		old := ev
+		old.InvocationID, old.Author, old.Branch = "", "", ""
+		oldPayload, err := json.Marshal(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := withMovedFields(string(oldPayload), key, text, rawJSON)
+		if err != nil || moved != string(payload) {
+			t.Errorf("moving fields into %s gave %s, %v; want %s", oldPayload, moved, err, payload)
 		}
 	})
 }

@@ -43,8 +43,19 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if db == nil {
 		return nil, errors.New("session: NewSQLService needs a database: open one with sqldb.Open")
 	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
 	sqlite := db.Dialector.Name() == "sqlite"
-	err := db.AutoMigrate(&sessionRow{}, &eventRow{}, &appStateRow{}, &userStateRow{}, &sessionStateRow{}, &tombstoneRow{})
+	stmts := &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt), pending: make(map[string]bool)}
+	// Before the tables are migrated: GORM's migrator caches statements
+	// that read every column, which PostgreSQL refuses to run once columns
+	// are gone.
+	if err := movePayloadColumns(context.Background(), db, sqlDB, stmts); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	err = db.AutoMigrate(&sessionRow{}, &eventRow{}, &appStateRow{}, &userStateRow{}, &sessionStateRow{}, &tombstoneRow{})
 	if err == nil && !sqlite { // see insertWithCursor
 		err = db.AutoMigrate(&feedHeadRow{})
 		if err == nil {
@@ -61,14 +72,7 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: creating the session tables: %w", err)
 	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
-	}
-	return &SQLService{
-		limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite,
-		stmts: &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt), pending: make(map[string]bool)},
-	}, nil
+	return &SQLService{limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite, stmts: stmts}, nil
 }
 
 // write runs fn in a transaction (on SQLite shared with the writes that
@@ -202,7 +206,7 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 // whose owner the caller knows, or of anyone's. Every column costs a Get of
 // 100 events a hundred calls into SQLite.
 const (
-	sessionEventColumns = "feed_cursor, seq, event_id, invocation_id, author, branch, timestamp_ns, payload"
+	sessionEventColumns = "feed_cursor, seq, event_id, timestamp_ns, payload"
 	eventColumns        = "app_name, user_id, session_id, " + sessionEventColumns
 )
 
@@ -214,20 +218,24 @@ func (w *sqlTx) events(key *sessionKey, query string, args ...any) ([]eventRow, 
 		return nil, err
 	}
 	defer rows.Close()
+	// One set of scan targets for all the rows: a Get scans hundreds, and
+	// fresh targets per row were a tenth of its allocations.
+	var (
+		r       eventRow
+		payload string // database/sql converts to a string type without reflection
+	)
+	cols := []any{&r.Cursor, &r.Seq, &r.EventID, &r.TimestampNs, &payload}
+	if key == nil {
+		cols = append([]any{&r.AppName, &r.UserID, &r.SessionID}, cols...)
+	} else {
+		r.AppName, r.UserID, r.SessionID = key.app, key.user, key.id
+	}
 	var out []eventRow
 	for rows.Next() {
-		var r eventRow
-		var invocation, author, branch sql.NullString
-		cols := []any{&r.Cursor, &r.Seq, &r.EventID, &invocation, &author, &branch, &r.TimestampNs, &r.Payload}
-		if key == nil {
-			cols = append([]any{&r.AppName, &r.UserID, &r.SessionID}, cols...)
-		} else {
-			r.AppName, r.UserID, r.SessionID = key.app, key.user, key.id
-		}
 		if err := rows.Scan(cols...); err != nil {
 			return nil, err
 		}
-		r.InvocationID, r.Author, r.Branch = invocation.String, author.String, branch.String
+		r.Payload = longText(payload)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -368,8 +376,8 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 		}
 		// The cursor comes last: on PostgreSQL its lock is then held only for the insert and the commit.
 		r := p.row
-		cursor, err = insertWithCursor(w, "events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload)",
-			r.AppName, r.UserID, r.SessionID, seq, r.EventID, r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload)
+		cursor, err = insertWithCursor(w, "events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload)",
+			r.AppName, r.UserID, r.SessionID, seq, r.EventID, r.TimestampNs, r.Payload)
 		if s.isDuplicateKey(err) { // the only unique key a fresh sequence number and cursor can break
 			return eventExists(key, r.EventID)
 		}
@@ -410,9 +418,9 @@ func (s *SQLService) appendAlone(ctx context.Context, p *pendingAppend, now time
 	}
 	q := "WITH next AS (UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE " + where + " RETURNING last_seq)," +
 		" in_flight AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" + feedLock + "))" +
-		" INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, invocation_id, author, branch, timestamp_ns, payload)" +
-		" SELECT (SELECT nextval('hector_feed_cursor') FROM in_flight), ?, ?, ?, last_seq, ?, ?, ?, ?, ?, ? FROM next RETURNING seq, feed_cursor"
-	args = append(args, r.AppName, r.UserID, r.SessionID, r.EventID, r.InvocationID, r.Author, r.Branch, r.TimestampNs, r.Payload)
+		" INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload)" +
+		" SELECT (SELECT nextval('hector_feed_cursor') FROM in_flight), ?, ?, ?, last_seq, ?, ?, ? FROM next RETURNING seq, feed_cursor"
+	args = append(args, r.AppName, r.UserID, r.SessionID, r.EventID, r.TimestampNs, r.Payload)
 	// No statement cache: the driver prepares and keeps statements per connection.
 	err = s.sqlDB.QueryRowContext(ctx, s.stmts.text(q), args...).Scan(&seq, &cursor)
 	switch {

@@ -1,0 +1,94 @@
+package session_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// TestEventColumnsMoveIntoPayloads: a database from before invocation IDs,
+// authors and branches moved into event payloads opens with every event as
+// it was stored, in more batches than one, and the columns are gone.
+func TestEventColumnsMoveIntoPayloads(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			svc := newSQL(t, db)
+			const n = 2500
+			for _, id := range []string{"s1", "s2"} {
+				if _, err := svc.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range n {
+				ev := &session.Event{Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("message %d \u00e9\"\\", i))}
+				if err := svc.AppendEvent(t.Context(), session.Ref("app", "u", []string{"s1", "s2"}[i%2]), ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// As an earlier version stored them: the three as columns,
+			// empty or NULL for some events.
+			for _, col := range []string{"invocation_id", "author", "branch"} {
+				if err := db.Exec("ALTER TABLE events ADD COLUMN " + col + " VARCHAR(256)").Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			old := "UPDATE events SET invocation_id = 'inv-' || feed_cursor, author = 'user', branch = CASE WHEN feed_cursor % 3 = 0 THEN 'root.a' ELSE '' END WHERE feed_cursor % 7 <> 0"
+			if db.Dialector.Name() == "mysql" {
+				old = "UPDATE events SET invocation_id = CONCAT('inv-', feed_cursor), author = 'user', branch = CASE WHEN feed_cursor % 3 = 0 THEN 'root.a' ELSE '' END WHERE feed_cursor % 7 <> 0"
+			}
+			if err := db.Exec(old).Error; err != nil {
+				t.Fatal(err)
+			}
+			var before string
+			if err := db.Raw("SELECT payload FROM events WHERE feed_cursor = 3").Scan(&before).Error; err != nil {
+				t.Fatal(err)
+			}
+
+			svc = newSQL(t, db)
+			for _, id := range []string{"s1", "s2"} {
+				resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := resp.Session.Events().Len(); got != n/2 {
+					t.Fatalf("%s has %d events after the move, want %d", id, got, n/2)
+				}
+				for ev := range resp.Session.Events().All() {
+					c := ev.Cursor
+					want := [3]string{fmt.Sprint("inv-", c), "user", ""}
+					if c%3 == 0 {
+						want[2] = "root.a"
+					}
+					if c%7 == 0 {
+						want = [3]string{}
+					}
+					if got := [3]string{ev.InvocationID, ev.Author, ev.Branch}; got != want {
+						t.Fatalf("event at cursor %d has invocation, author, branch %q, want %q", c, got, want)
+					}
+					if !strings.HasPrefix(ev.Message.Text(), "message ") || !strings.HasSuffix(ev.Message.Text(), " \u00e9\"\\") {
+						t.Fatalf("event at cursor %d has text %q", c, ev.Message.Text())
+					}
+				}
+			}
+			var after string
+			if err := db.Raw("SELECT payload FROM events WHERE feed_cursor = 3").Scan(&after).Error; err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"invocation_id":"inv-3","author":"user","branch":"root.a",` + before[1:]; after != want {
+				t.Errorf("payload moved into\n%s\nwant\n%s", after, want)
+			}
+			for _, col := range []string{"invocation_id", "author", "branch"} {
+				if db.Migrator().HasColumn("events", col) {
+					t.Errorf("column %s is still there", col)
+				}
+			}
+			newSQL(t, db) // and opens again
+		})
+	}
+}
