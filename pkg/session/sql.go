@@ -443,7 +443,7 @@ func (s *SQLService) AppState(ctx context.Context, appName string) (map[string]a
 		return nil, err
 	}
 	out := make(map[string]any)
-	return out, s.read(ctx, func(t *sqlTx) error { return appStates.read(t, sessionKey{owner: owner{app: appName}}, out) })
+	return out, s.read(ctx, func(t *sqlTx) error { return readAppState.into(t, sessionKey{owner: owner{app: appName}}, out) })
 }
 
 func (s *SQLService) UserState(ctx context.Context, appName, userID string) (map[string]any, error) {
@@ -451,7 +451,7 @@ func (s *SQLService) UserState(ctx context.Context, appName, userID string) (map
 		return nil, err
 	}
 	out := make(map[string]any)
-	return out, s.read(ctx, func(t *sqlTx) error { return userStates.read(t, sessionKey{owner: owner{appName, userID}}, out) })
+	return out, s.read(ctx, func(t *sqlTx) error { return readUserState.into(t, sessionKey{owner: owner{appName, userID}}, out) })
 }
 
 func (s *SQLService) UpdateAppState(ctx context.Context, appName string, delta map[string]any) error {

@@ -41,9 +41,35 @@ var (
 	sessionStates = newStateTable("session_states", []string{"app_name", "user_id", "session_id"}, func(k sessionKey) []any { return []any{k.app, k.user, k.id} })
 )
 
-// read adds the keys key's owner has in t to out.
-func (t stateTable) read(tx *sqlTx, key sessionKey, out map[string]any) error {
-	rows, err := tx.query("SELECT state_key, value FROM "+t.name+" WHERE "+t.where, t.values(key)...)
+// stateRead reads the keys of some state tables in one statement: on
+// PostgreSQL every statement is a round trip.
+type stateRead struct {
+	query  string
+	tables []stateTable
+}
+
+func newStateRead(tables ...stateTable) stateRead {
+	selects := make([]string, len(tables))
+	for i, t := range tables {
+		selects[i] = "SELECT state_key, value FROM " + t.name + " WHERE " + t.where
+	}
+	return stateRead{strings.Join(selects, " UNION ALL "), tables}
+}
+
+var (
+	readAppState    = newStateRead(appStates)
+	readUserState   = newStateRead(userStates)
+	readSharedState = newStateRead(appStates, userStates)
+	readMergedState = newStateRead(appStates, userStates, sessionStates)
+)
+
+// into adds the keys key's owner has in r's tables to out.
+func (r stateRead) into(tx *sqlTx, key sessionKey, out map[string]any) error {
+	var args []any
+	for _, t := range r.tables {
+		args = append(args, t.values(key)...)
+	}
+	rows, err := tx.query(r.query, args...)
 	if err != nil {
 		return err
 	}
@@ -89,17 +115,12 @@ func (t stateTable) write(w *sqlTx, key sessionKey, delta map[string]any) error 
 
 // readState returns the merged app, user and (when key.id is set) session state of key.
 func readState(tx *sqlTx, key sessionKey) (map[string]any, error) {
+	r := readMergedState
+	if key.id == "" {
+		r = readSharedState
+	}
 	out := make(map[string]any)
-	tables := []stateTable{appStates, userStates}
-	if key.id != "" {
-		tables = append(tables, sessionStates)
-	}
-	for _, t := range tables {
-		if err := t.read(tx, key, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, r.into(tx, key, out)
 }
 
 // writeState applies the stored parts of a validated delta.

@@ -145,16 +145,13 @@ func (r *eventRow) event() (*Event, error) {
 }
 
 func (r *eventRow) decodeInto(ev *Event) error {
-	var p eventPayload
-	if err := jsonv2.Unmarshal([]byte(r.Payload), &p); err != nil {
+	// Straight into the event: eventPayload's members are Event's, by the
+	// same names (FuzzPayloadDecode holds them to it).
+	*ev = Event{}
+	if err := jsonv2.Unmarshal([]byte(r.Payload), ev); err != nil {
 		return fmt.Errorf("session: decoding stored event %q of session %q: %w", r.EventID, r.SessionID, err)
 	}
-	*ev = Event{
-		ID: r.EventID, InvocationID: p.InvocationID, Author: p.Author, Branch: p.Branch,
-		Message: p.Message, Actions: p.Actions, Metadata: p.Metadata,
-		Timestamp: time.Unix(0, r.TimestampNs).UTC(),
-		Seq:       r.Seq, Cursor: r.Cursor,
-	}
+	ev.ID, ev.Timestamp, ev.Seq, ev.Cursor = r.EventID, time.Unix(0, r.TimestampNs).UTC(), r.Seq, r.Cursor
 	return nil
 }
 
