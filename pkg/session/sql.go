@@ -340,8 +340,14 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 	key, o := p.key, p.opts
 	now := time.Now()
 	var seq, cursor int64
-	if d := p.delta; s.stmts.dialect == "postgres" && len(d.App)+len(d.User)+len(d.Session) == 0 {
-		if seq, cursor, err = s.appendAlone(ctx, p, now); err != nil {
+	if s.stmts.dialect == "postgres" {
+		for attempt := 1; ; attempt++ {
+			seq, cursor, err = s.appendAlone(ctx, p, now)
+			if attempt == 5 || !isTransient(err) {
+				break
+			}
+		}
+		if err != nil {
 			return err
 		}
 		return p.finish(ev, seq, cursor, now)
@@ -403,11 +409,13 @@ func notAppended(key sessionKey, expectSeq *int64, actual int64, exists bool, er
 	return conflict(key, *expectSeq, actual)
 }
 
-// appendAlone appends an event that changes no stored state on PostgreSQL
+// appendAlone appends an event and applies its state delta on PostgreSQL
 // in one statement, which commits on its own: one round trip instead of
-// four (BEGIN, UPDATE, INSERT, COMMIT), the difference between waiting on
-// the network and on the disk when appends arrive concurrently. The session
-// row and the cursor are taken as the multi-statement append takes them.
+// four or more (BEGIN, UPDATE, a statement per state key, INSERT, COMMIT),
+// the difference between waiting on the network and on the disk when
+// appends arrive concurrently. The session row and the cursor are taken as
+// the multi-statement append takes them, and the state is written only
+// when the session row was.
 func (s *SQLService) appendAlone(ctx context.Context, p *pendingAppend, now time.Time) (seq, cursor int64, err error) {
 	key, r := p.key, p.row
 	where := "app_name = ? AND user_id = ? AND id = ?"
@@ -416,8 +424,14 @@ func (s *SQLService) appendAlone(ctx context.Context, p *pendingAppend, now time
 		where += " AND last_seq = ?"
 		args = append(args, *p.opts.expectSeq)
 	}
-	q := "WITH next AS (UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE " + where + " RETURNING last_seq)," +
-		" in_flight AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" + feedLock + "))" +
+	q := "WITH next AS (UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE " + where + " RETURNING last_seq),"
+	if d := p.delta; len(d.App)+len(d.User)+len(d.Session) > 0 {
+		q += stateWrites
+		if args, err = appendStateArgs(args, key, d); err != nil {
+			return 0, 0, err
+		}
+	}
+	q += " in_flight AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" + feedLock + "))" +
 		" INSERT INTO events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload)" +
 		" SELECT (SELECT nextval('hector_feed_cursor') FROM in_flight), ?, ?, ?, last_seq, ?, ?, ? FROM next RETURNING seq, feed_cursor"
 	args = append(args, r.AppName, r.UserID, r.SessionID, r.EventID, r.TimestampNs, r.Payload)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -136,4 +137,46 @@ func writeState(w *sqlTx, key sessionKey, d state.Delta) error {
 		}
 	}
 	return nil
+}
+
+// stateWrites are the WITH queries with which PostgreSQL applies a state
+// delta in the statement that appends its event (see appendAlone): per
+// table, an upsert of the keys set and a delete of the keys removed, each
+// given as arrays and done only if the session row was updated. Keys are
+// locked in sorted order, as writeState locks them.
+var stateWrites = func() string {
+	var b strings.Builder
+	for _, t := range []stateTable{appStates, userStates, sessionStates} {
+		owner := strings.Repeat("?, ", len(t.owner))
+		cols := strings.Join(t.owner, ", ") + ", state_key"
+		fmt.Fprintf(&b, " set_%[1]s AS (INSERT INTO %[1]s (%[2]s, value) SELECT %[3]sk, v FROM unnest(?::text[], ?::text[]) AS d(k, v)"+
+			" WHERE EXISTS (SELECT FROM next) ORDER BY k ON CONFLICT (%[2]s) DO UPDATE SET value = excluded.value),"+
+			" unset_%[1]s AS (DELETE FROM %[1]s WHERE %[4]s AND state_key = ANY(?::text[]) AND EXISTS (SELECT FROM next)),",
+			t.name, cols, owner, t.where)
+	}
+	return b.String()
+}()
+
+// appendStateArgs appends the arguments of stateWrites for d to args.
+func appendStateArgs(args []any, key sessionKey, d state.Delta) ([]any, error) {
+	for _, part := range []struct {
+		table stateTable
+		delta map[string]any
+	}{{appStates, d.App}, {userStates, d.User}, {sessionStates, d.Session}} {
+		set, values, unset := []string{}, []string{}, []string{}
+		for k, v := range part.delta {
+			if v == nil {
+				unset = append(unset, k)
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			set, values = append(set, k), append(values, string(raw))
+		}
+		owner := part.table.values(key)
+		args = append(append(append(args, owner...), set, values), append(owner, unset)...)
+	}
+	return args, nil
 }
