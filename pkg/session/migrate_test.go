@@ -3,6 +3,7 @@ package session_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -50,7 +51,25 @@ func TestEventColumnsMoveIntoPayloads(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			svc = newSQL(t, db)
+			// Replicas (of a server database: SQLite has one process) that
+			// start together all open it, whichever moves what.
+			replicas := 2
+			if name == "sqlite" {
+				replicas = 1
+			}
+			var wg sync.WaitGroup
+			opened := make([]*session.SQLService, replicas)
+			errs := make([]error, replicas)
+			for i := range opened {
+				wg.Go(func() { opened[i], errs[i] = session.NewSQLService(db) })
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatalf("a replica opening the database with the other: %v", err)
+				}
+			}
+			svc = opened[0]
 			for _, id := range []string{"s1", "s2"} {
 				resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: id})
 				if err != nil {

@@ -63,6 +63,9 @@ func movePayloadColumns(ctx context.Context, db *gorm.DB, sqlDB *sql.DB, stmts *
 			return nil
 		})
 		if err != nil {
+			if !db.Migrator().HasColumn(&eventRow{}, movedColumns[0]) {
+				return nil // a replica starting at the same time finished the move
+			}
 			return fmt.Errorf("moving invocation IDs, authors and branches of events into their payloads: %w", err)
 		}
 		if len(rows) == 0 {

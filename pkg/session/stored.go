@@ -147,10 +147,10 @@ func (r *eventRow) event() (*Event, error) {
 	return ev, nil
 }
 
+// decodeInto decodes r into ev, which must be zero: a payload is decoded
+// straight into the event, as eventPayload's members are Event's by the
+// same names (FuzzPayloadDecode holds them to it).
 func (r *eventRow) decodeInto(ev *Event) error {
-	// Straight into the event: eventPayload's members are Event's, by the
-	// same names (FuzzPayloadDecode holds them to it).
-	*ev = Event{}
 	if err := jsonv2.Unmarshal([]byte(r.Payload), ev); err != nil {
 		return fmt.Errorf("session: decoding stored event %q of session %q: %w", r.EventID, r.SessionID, err)
 	}
