@@ -75,6 +75,7 @@ func TestReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sessions.Close()
 	leader := func() string {
 		var names []string
 		db.Raw(`SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted`).Scan(&names)

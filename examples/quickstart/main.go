@@ -27,6 +27,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer sessions.Close()
 
 	created, err := sessions.Create(ctx, &session.CreateRequest{AppName: "quickstart", UserID: "alice"})
 	if err != nil {

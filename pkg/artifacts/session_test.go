@@ -21,6 +21,7 @@ func TestWithSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sessions.Close()
 	created, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s1"})
 	if err != nil {
 		t.Fatal(err)

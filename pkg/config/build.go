@@ -31,6 +31,7 @@ type Services struct {
 	Artifacts artifacts.Service
 	Index     index.Live
 	Facts     *facts.Service
+	sql       *session.SQLService // closed before the databases
 	dbs       map[string]*gorm.DB
 }
 
@@ -95,9 +96,10 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		if err != nil {
 			return err
 		}
-		if s.Sessions, err = session.NewSQLService(db); err != nil {
+		if s.sql, err = session.NewSQLService(db); err != nil {
 			return err
 		}
+		s.Sessions = s.sql
 	}
 	if srv.Sessions.Cache > 0 {
 		s.Sessions = session.NewCached(s.Sessions, srv.Sessions.Cache)
@@ -297,6 +299,9 @@ func (s *Services) Close() error {
 	var errs []error
 	if s.Index != nil {
 		errs = append(errs, s.Index.Close())
+	}
+	if s.sql != nil {
+		errs = append(errs, s.sql.Close())
 	}
 	for _, db := range s.dbs {
 		errs = append(errs, sqldb.Close(db))

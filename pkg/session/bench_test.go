@@ -3,10 +3,13 @@ package session
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/sqldb"
@@ -30,13 +33,13 @@ var benchBackends = []benchBackend{
 // sqliteNormal opens SQLite as Hector does but with synchronous=NORMAL:
 // commits skip the fsync, so what an append costs is its CPU.
 func sqliteNormal(b *testing.B) (Service, *gorm.DB) {
-	db := testdb.SQLite(b)
-	if err := sqldb.SetMaxConnections(db, 1); err != nil { // the pragma is the connection's
+	path := filepath.Join(b.TempDir(), "hector.db")
+	testdb.SQLiteAt(b, path) // in WAL mode, which the file keeps
+	db, err := gorm.Open(sqlite.Open("file:"+path+"?_synchronous=NORMAL&_busy_timeout=10000&_foreign_keys=on"), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
 		b.Fatal(err)
 	}
-	if err := db.Exec("PRAGMA synchronous=NORMAL").Error; err != nil {
-		b.Fatal(err)
-	}
+	b.Cleanup(func() { sqldb.Close(db) })
 	return openSQL(b, db)
 }
 
@@ -45,6 +48,7 @@ func openSQL(b *testing.B, db *gorm.DB) (Service, *gorm.DB) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { svc.Close() })
 	return svc, db
 }
 

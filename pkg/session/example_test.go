@@ -24,6 +24,7 @@ func ExampleNewSQLService() {
 	if err != nil {
 		panic(err)
 	}
+	defer sessions.Close()
 	ctx := context.Background()
 	created, err := sessions.Create(ctx, &session.CreateRequest{AppName: "travel", UserID: "alice", SessionID: "trip"})
 	if err != nil {

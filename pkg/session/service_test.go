@@ -2,7 +2,9 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +39,7 @@ func newSQL(t testing.TB, db *gorm.DB, opts ...session.Option) *session.SQLServi
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { svc.Close() })
 	return svc
 }
 
@@ -47,11 +50,12 @@ func TestMySQL(t *testing.T) {
 	})
 }
 
-// TestFewConnectionsManyWriters runs more concurrent writes than the pool has
-// connections, each the first use of its statements: a write must never wait
-// for a second connection while it holds one.
+// TestFewConnectionsManyWriters runs more concurrent writes and reads than
+// the pool has connections, each write the first use of its statements: a
+// write must never wait for a second connection while it holds one, and on
+// SQLite, whose writes hold a connection of their own, reads go on beside.
 func TestFewConnectionsManyWriters(t *testing.T) {
-	for name, open := range map[string]func(testing.TB) *gorm.DB{"postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			if err := sqldb.SetMaxConnections(db, 2); err != nil {
@@ -71,7 +75,15 @@ func TestFewConnectionsManyWriters(t *testing.T) {
 					}
 					// Each writer's delta touches another mix of scopes, so other statements.
 					delta := map[string]any{[]string{"app:", "user:", ""}[i%3] + id: i}
-					errs <- svc.AppendEvent(ctx, session.Ref("app", "u", id), &session.Event{Author: "a", Actions: session.Actions{StateDelta: delta}})
+					if err := svc.AppendEvent(ctx, session.Ref("app", "u", id), &session.Event{Author: "a", Actions: session.Actions{StateDelta: delta}}); err != nil {
+						errs <- err
+						return
+					}
+					got, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: id})
+					if err == nil && got.Session.Events().Len() != 1 {
+						err = fmt.Errorf("%s has %d events, want 1", id, got.Session.Events().Len())
+					}
+					errs <- err
 				})
 			}
 			wg.Wait()
@@ -83,4 +95,40 @@ func TestFewConnectionsManyWriters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSQLiteWriteConnection covers the connection SQLite writes hold: a pool
+// without room for it beside the readers is refused, and after Close writes
+// fail while reads go on.
+func TestSQLiteWriteConnection(t *testing.T) {
+	t.Run("one-connection pool", func(t *testing.T) {
+		db := testdb.SQLite(t)
+		if err := sqldb.SetMaxConnections(db, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := session.NewSQLService(db); err == nil || !strings.Contains(err.Error(), "allow two or more") {
+			t.Fatalf("NewSQLService on a pool of one connection: %v, want an error saying to allow two or more", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		svc := newSQL(t, testdb.SQLite(t))
+		ctx := t.Context()
+		created, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.AppendEvent(ctx, created.Session, &session.Event{Author: "a"}); !errors.Is(err, session.ErrClosed) {
+			t.Fatalf("append after Close: %v, want ErrClosed", err)
+		}
+		got, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+		if err != nil || got.Session.Events().Len() != 0 {
+			t.Fatalf("Get after Close: %v, %v; want the session, with no event", got, err)
+		}
+		if err := svc.Close(); err != nil {
+			t.Fatalf("closing twice: %v", err)
+		}
+	})
 }

@@ -21,6 +21,8 @@ var (
 	ErrConflict = errors.New("session changed since it was read")
 	// ErrInvalidArgument wraps every error caused by bad input; nothing was written.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrClosed: the service was closed; nothing was written.
+	ErrClosed = errors.New("session service is closed")
 )
 
 // Service stores sessions. Every method is safe for concurrent use, and every

@@ -33,12 +33,14 @@ type SQLService struct {
 	// their commits' log flushes themselves: a group there would only put
 	// every statement of every write on one connection, one round trip
 	// after another (measured 4x slower at 8 writers).
-	group groupCommit
+	group  groupCommit
+	writer *sqliteWriter // SQLite's write connection
 }
 
 var _ Service = (*SQLService)(nil)
 
 // NewSQLService returns a Service on db, creating or updating its tables.
+// Close it before db: on SQLite it holds the connection writes go through.
 func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if db == nil {
 		return nil, errors.New("session: NewSQLService needs a database: open one with sqldb.Open")
@@ -48,6 +50,9 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	sqlite := db.Dialector.Name() == "sqlite"
+	if max := sqlDB.Stats().MaxOpenConnections; sqlite && max == 1 {
+		return nil, errors.New("session: a SQLite pool of one connection leaves none to read with beside the one writes hold: allow two or more (sqldb.OpenSQLite sets no bound)")
+	}
 	stmts := &stmtCache{db: sqlDB, dialect: db.Dialector.Name(), stmts: make(map[string]*sql.Stmt), pending: make(map[string]bool)}
 	// Before the tables are migrated: GORM's migrator caches statements
 	// that read every column, which PostgreSQL refuses to run once columns
@@ -72,7 +77,20 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: creating the session tables: %w", err)
 	}
-	return &SQLService{limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite, stmts: stmts}, nil
+	s := &SQLService{limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite, stmts: stmts}
+	if sqlite {
+		s.writer = &sqliteWriter{db: sqlDB}
+	}
+	return s, nil
+}
+
+// Close releases the connection SQLite writes go through; writes fail
+// afterwards. It does not close db, which the caller opened.
+func (s *SQLService) Close() error {
+	if s.writer == nil {
+		return nil
+	}
+	return s.writer.close()
 }
 
 // write runs fn in a transaction (on SQLite shared with the writes that
@@ -81,7 +99,7 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 func (s *SQLService) write(ctx context.Context, fn func(w *sqlTx) error) error {
 	return retryTransient(func() error {
 		if s.sqlite {
-			return s.group.run(ctx, s.sqlDB, s.stmts, fn)
+			return s.group.run(ctx, s.writer, fn)
 		}
 		return runTx(ctx, s.sqlDB, s.stmts, nil, fn)
 	})
@@ -128,7 +146,7 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 	var shared map[string]any
 	err = s.write(ctx, func(w *sqlTx) error {
 		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, 0)"
-		if w.stmts.dialect != "mysql" {
+		if w.dialect != "mysql" {
 			insert += " ON CONFLICT DO NOTHING"
 		}
 		n, err := w.exec(insert, key.app, key.user, key.id, now, now)
@@ -365,7 +383,7 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 		}
 		var ok bool
 		var err error
-		if w.stmts.dialect == "mysql" {
+		if w.dialect == "mysql" {
 			var n int64
 			n, seq, err = w.execID(strings.Replace(q, "last_seq = last_seq + 1", "last_seq = LAST_INSERT_ID(last_seq + 1)", 1), args...)
 			ok = n == 1
@@ -618,7 +636,7 @@ func (s *SQLService) isDuplicateKey(err error) bool {
 // MySQL takes the cursor from the single change_feed_head row, whose lock
 // is held until commit, so cursors become visible in increasing order.
 func insertWithCursor(w *sqlTx, target string, args ...any) (int64, error) {
-	if w.stmts.dialect == "mysql" {
+	if w.dialect == "mysql" {
 		// The next value handed back by LAST_INSERT_ID.
 		_, cursor, err := w.execID("UPDATE change_feed_head SET last_cursor = LAST_INSERT_ID(last_cursor + 1) WHERE id = 1")
 		if err != nil {
@@ -628,7 +646,7 @@ func insertWithCursor(w *sqlTx, target string, args ...any) (int64, error) {
 		return cursor, err
 	}
 	with, next := "", "(SELECT coalesce(max(c), 0) + 1 FROM (SELECT max(feed_cursor) AS c FROM events UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest)"
-	if w.stmts.dialect == "postgres" {
+	if w.dialect == "postgres" {
 		// The sequence is read in a row of the materialized lock query, so
 		// only once the lock is held.
 		with = "WITH in_flight AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(" + feedLock + ")) "

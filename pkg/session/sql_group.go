@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 )
 
@@ -25,8 +24,8 @@ type queuedWrite struct {
 	done chan error
 }
 
-// run runs fn in the next group and returns its outcome.
-func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn func(*sqlTx) error) error {
+// run runs fn in the next group on wr and returns its outcome.
+func (g *groupCommit) run(ctx context.Context, wr *sqliteWriter, fn func(*sqlTx) error) error {
 	w := &queuedWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -41,7 +40,7 @@ func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn 
 		batch := g.queue
 		g.queue = nil
 		g.mu.Unlock()
-		commitGroup(db, stmts, batch)
+		commitGroup(wr, batch)
 		g.mu.Lock()
 	}
 	g.running = false
@@ -49,48 +48,39 @@ func (g *groupCommit) run(ctx context.Context, db *sql.DB, stmts *stmtCache, fn 
 	return <-w.done
 }
 
-func commitGroup(db *sql.DB, stmts *stmtCache, batch []*queuedWrite) {
-	if len(batch) == 1 { // alone: no savepoint to pay for
-		w := batch[0]
-		w.done <- runTx(w.ctx, db, stmts, nil, w.fn)
-		return
-	}
-	// The transaction is the group's, not one caller's: a caller that goes
-	// away fails its own write only.
-	tx, err := db.BeginTx(context.Background(), nil)
-	if err != nil {
-		for _, w := range batch {
-			w.done <- err
-		}
-		return
-	}
+// commitGroup runs a batch of writes in one transaction, each in a
+// savepoint of its own unless it is alone. The transaction is the group's,
+// not one caller's: a caller that goes away fails its own write only.
+func commitGroup(wr *sqliteWriter, batch []*queuedWrite) {
 	results := make([]error, len(batch))
-	group := &sqlTx{ctx: context.Background(), tx: tx, stmts: stmts} // savepoints: prepared once, like the writes
-	for i, w := range batch {
-		if results[i] = w.ctx.Err(); results[i] != nil {
-			continue
-		}
-		if _, err := group.exec("SAVEPOINT group_write"); err != nil {
-			results[i] = err
-			continue
-		}
-		if results[i] = w.fn(&sqlTx{ctx: w.ctx, tx: tx, stmts: stmts}); results[i] != nil {
-			_, err = group.exec("ROLLBACK TO SAVEPOINT group_write")
-		} else {
-			_, err = group.exec("RELEASE SAVEPOINT group_write")
-		}
-		if err != nil { // the transaction cannot go on: nothing in it commits
-			tx.Rollback()
-			for j, w := range batch {
-				if j > i || results[j] == nil {
-					results[j] = err
-				}
-				w.done <- results[j]
+	err := wr.transaction(func(t *sqlTx) error {
+		if len(batch) == 1 { // alone: no savepoint to pay for
+			if results[0] = batch[0].ctx.Err(); results[0] == nil {
+				results[0] = batch[0].fn(t)
 			}
-			return
+			return results[0]
 		}
-	}
-	err = tx.Commit()
+		for i, w := range batch {
+			if results[i] = w.ctx.Err(); results[i] != nil {
+				continue
+			}
+			if _, err := t.exec("SAVEPOINT group_write"); err != nil {
+				return err
+			}
+			var err error
+			if results[i] = w.fn(t); results[i] != nil {
+				_, err = t.exec("ROLLBACK TO SAVEPOINT group_write")
+			} else {
+				_, err = t.exec("RELEASE SAVEPOINT group_write")
+			}
+			if err != nil { // the transaction cannot go on: nothing in it commits
+				return err
+			}
+		}
+		return nil
+	})
+	// A write that failed keeps its own error; the others get the
+	// transaction's outcome: nil once committed, else why it was not.
 	for i, w := range batch {
 		if results[i] == nil {
 			results[i] = err

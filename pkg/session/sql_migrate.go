@@ -35,7 +35,7 @@ func movePayloadColumns(ctx context.Context, db *gorm.DB, sqlDB *sql.DB, stmts *
 		var rows []oldRow
 		// Not through the statement cache: these statements run once.
 		err := runTx(ctx, sqlDB, stmts, nil, func(t *sqlTx) error {
-			rs, err := t.tx.QueryContext(ctx, stmts.text("SELECT feed_cursor, coalesce(invocation_id, ''), coalesce(author, ''), coalesce(branch, ''), payload FROM events"+
+			rs, err := t.conn.QueryContext(ctx, stmts.text("SELECT feed_cursor, coalesce(invocation_id, ''), coalesce(author, ''), coalesce(branch, ''), payload FROM events"+
 				" WHERE feed_cursor > ? AND (invocation_id <> '' OR author <> '' OR branch <> '') ORDER BY feed_cursor LIMIT ?"), after, batch)
 			if err != nil {
 				return err
@@ -55,7 +55,7 @@ func movePayloadColumns(ctx context.Context, db *gorm.DB, sqlDB *sql.DB, stmts *
 				return err
 			}
 			for _, r := range rows {
-				if _, err := t.tx.ExecContext(ctx, stmts.text("UPDATE events SET payload = ?, invocation_id = NULL, author = NULL, branch = NULL WHERE feed_cursor = ? AND payload = ?"),
+				if _, err := t.conn.ExecContext(ctx, stmts.text("UPDATE events SET payload = ?, invocation_id = NULL, author = NULL, branch = NULL WHERE feed_cursor = ? AND payload = ?"),
 					r.new, r.cursor, r.payload); err != nil {
 					return err
 				}

@@ -101,7 +101,7 @@ func (t stateTable) write(w *sqlTx, key sessionKey, delta map[string]any) error 
 			var raw []byte
 			if raw, err = json.Marshal(delta[k]); err == nil {
 				upsert := t.upsert
-				if w.stmts.dialect == "mysql" {
+				if w.dialect == "mysql" {
 					upsert = t.upsertMySQL
 				}
 				_, err = w.exec(upsert, slices.Concat(owner, []any{k, string(raw)})...)

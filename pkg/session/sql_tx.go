@@ -46,7 +46,12 @@ func (c *stmtCache) get(ctx context.Context, tx *sql.Tx, query string) (*sql.Stm
 
 // text is query in the database's words.
 func (c *stmtCache) text(query string) string {
-	if c.dialect == "postgres" {
+	return dialectText(c.dialect, query)
+}
+
+// dialectText is query in the words of the dialect's database.
+func dialectText(dialect, query string) string {
+	if dialect == "postgres" {
 		return numberPlaceholders(query)
 	}
 	return query
@@ -80,13 +85,32 @@ func numberPlaceholders(query string) string {
 
 // sqlTx is a transaction running prepared statements.
 type sqlTx struct {
-	ctx   context.Context
-	tx    *sql.Tx
+	ctx     context.Context
+	conn    txConn
+	dialect string // sqlite, postgres or mysql
+}
+
+// txConn is the connection a transaction runs on: a database/sql
+// transaction (poolTx), or SQLite's write connection (sqliteWriter).
+type txConn interface {
+	// prepared returns query, in the database's words, prepared for this transaction.
+	prepared(ctx context.Context, query string) (*sql.Stmt, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// poolTx is a database/sql transaction using the pool's statement cache.
+type poolTx struct {
+	*sql.Tx
 	stmts *stmtCache
 }
 
+func (t poolTx) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.stmts.get(ctx, t.Tx, query)
+}
+
 func (w *sqlTx) stmt(query string) (*sql.Stmt, error) {
-	return w.stmts.get(w.ctx, w.tx, query)
+	return w.conn.prepared(w.ctx, query)
 }
 
 // exec runs a statement and returns how many rows it changed.
@@ -153,7 +177,7 @@ func (w *sqlTx) query(query string, args ...any) (*sql.Rows, error) {
 // queryOnce runs a query whose text varies (an IN list, say) without
 // caching a statement for it.
 func (w *sqlTx) queryOnce(query string, args ...any) (*sql.Rows, error) {
-	return w.tx.QueryContext(w.ctx, w.stmts.text(query), args...)
+	return w.conn.QueryContext(w.ctx, dialectText(w.dialect, query), args...)
 }
 
 // runTx runs fn in a transaction and commits it if fn returns nil.
@@ -162,7 +186,7 @@ func runTx(ctx context.Context, db *sql.DB, stmts *stmtCache, opts *sql.TxOption
 	if err != nil {
 		return err
 	}
-	if err := fn(&sqlTx{ctx: ctx, tx: tx, stmts: stmts}); err != nil {
+	if err := fn(&sqlTx{ctx: ctx, conn: poolTx{tx, stmts}, dialect: stmts.dialect}); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -1,0 +1,39 @@
+package session
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/hectormem/hector/internal/testdb"
+)
+
+// A write connection whose transaction state is unknown (its ROLLBACK
+// failed) is dropped from the pool, and the next write takes a new one.
+func TestWriterDropsAConnectionItCannotRollBack(t *testing.T) {
+	svc, err := NewSQLService(testdb.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx := t.Context()
+	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	open := svc.sqlDB.Stats().OpenConnections
+	boom := errors.New("boom")
+	err = svc.writer.transaction(func(tx *sqlTx) error {
+		if _, err := tx.exec("COMMIT"); err != nil { // ends the transaction early: ROLLBACK finds none
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("transaction: %v, want the write's own error", err)
+	}
+	if got := svc.sqlDB.Stats().OpenConnections; got != open-1 {
+		t.Fatalf("%d connections open after the failed rollback, want %d: the write connection should be closed", got, open-1)
+	}
+	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s2"}); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
