@@ -76,6 +76,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"databases:\n  main: {driver: oracle, dsn: x}\n", []string{"t.yaml:2", "databases.main.driver"}},
 		{"databases:\n  main: {driver: mysql, dsn: \"not a dsn\"}\n", []string{"databases.main.dsn", "MySQL DSN"}},
 		{"databases:\n  main: {driver: postgres, dsn: x, max_connections: -1}\n", []string{"t.yaml:2", "databases.main.max_connections", "negative"}},
+		{"databases:\n  main: {driver: sqlite, dsn: x.db, max_connections: 1}\n", []string{"t.yaml:2", "databases.main.max_connections", "too few for SQLite"}},
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
 		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},

@@ -55,6 +55,9 @@ func (cfg *Config) validate() []*Error {
 		if db.MaxConnections < 0 {
 			c.add(p+".max_connections", "%d is negative: give how many connections to open at most, or leave it out", db.MaxConnections)
 		}
+		if db.Driver == "sqlite" && db.MaxConnections == 1 {
+			c.add(p+".max_connections", "1 is too few for SQLite: writes hold a connection of their own, reads need another; give 2 or more, or leave it out")
+		}
 		if db.Driver == "mysql" {
 			if _, err := mysqldriver.ParseDSN(db.DSN); err != nil && db.DSN != "" {
 				c.add(p+".dsn", "not a MySQL DSN such as user:password@tcp(host:3306)/database")
