@@ -19,7 +19,7 @@ import (
 // room for readers beside it (NewSQLService checks).
 type sqliteWriter struct {
 	db     *sql.DB
-	mu     sync.Mutex // one transaction at a time; the group commit already sees to it
+	mu     sync.Mutex // keeps Close out of a running transaction
 	conn   *sql.Conn
 	stmts  map[string]*sql.Stmt
 	closed bool
