@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -125,7 +126,11 @@ func (s *Server) wrap(rt route) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() { s.metrics.observe(rt.method+" "+rt.path, rec.status, time.Since(start)) }()
-		if err := s.admit(rt, r); err != nil {
+		err := s.admit(rt, r)
+		if err == nil {
+			err = checkQuery(rt, r)
+		}
+		if err != nil {
 			writeError(rec, toAPIError(err))
 			return
 		}
@@ -140,6 +145,22 @@ func (s *Server) wrap(rt route) http.Handler {
 			writeError(rec, e)
 		}
 	})
+}
+
+// checkQuery refuses query parameters the route does not take: a misspelt
+// one would otherwise be ignored, and the request answered as if it were
+// not there.
+func checkQuery(rt route, r *http.Request) error {
+	for name := range r.URL.Query() {
+		if slices.Contains(rt.query, name) {
+			continue
+		}
+		if len(rt.query) == 0 {
+			return badRequest("unknown query parameter %q: %s %s takes none", name, rt.method, rt.path)
+		}
+		return badRequest("unknown query parameter %q: %s %s takes %s", name, rt.method, rt.path, strings.Join(rt.query, ", "))
+	}
+	return nil
 }
 
 // admit authenticates, authorises and rate-limits a request.

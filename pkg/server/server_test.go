@@ -255,6 +255,8 @@ func TestBadRequestsNameTheField(t *testing.T) {
 		{"POST", "/v1/apps/a/users/alice/memory:search", `{"query": ""}`, `\"query\" is empty`},
 		{"GET", "/v1/apps/a/users/alice/sessions/s1?recent=-1", ``, "recent"},
 		{"GET", "/v1/apps/a/users/alice/sessions/s1?after=yesterday", ``, "RFC 3339"},
+		{"GET", "/v1/apps/a/users/alice/sessions/s1?num_recent_events=2", ``, `unknown query parameter \"num_recent_events\": GET /v1/apps/{app}/users/{user}/sessions/{id} takes recent, after`},
+		{"POST", "/v1/apps/a/users/alice/sessions/s1/events?author=x", `{}`, `unknown query parameter \"author\": POST /v1/apps/{app}/users/{user}/sessions/{id}/events takes none`},
 		{"POST", "/v1/apps/a/users/alice/sessions/s1/context", `{}`, "working_memory"},
 		{"POST", "/v1/apps/a/users/alice/sessions/s1/context", `{"working_memory": {"type": "token_window", "max_messages": 3}}`, "max_messages"},
 		{"PATCH", "/v1/apps/a/users/alice/state", `{"state": {"app:x": 1}}`, "user:"},
@@ -263,6 +265,9 @@ func TestBadRequestsNameTheField(t *testing.T) {
 		if w.Code != 400 || !strings.Contains(w.Body.String(), tc.want) {
 			t.Errorf("%s %s %s: %d %s, want 400 mentioning %s", tc.method, tc.path, tc.body, w.Code, w.Body, tc.want)
 		}
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/s1", aliceKey, nil); !strings.Contains(w.Body.String(), `"last_seq":0`) {
+		t.Errorf("a refused request changed the session: %s", w.Body)
 	}
 }
 
