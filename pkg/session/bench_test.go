@@ -110,15 +110,7 @@ func BenchmarkSQLiteBareInsert(b *testing.B) {
 			}
 		})
 		b.Run(be.name+"/events_table", func(b *testing.B) {
-			svc, db := be.open(b)
-			s := mustCreate(b, svc, "s")
-			ev := benchEvent(1)
-			ev.Actions = Actions{}
-			p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := p.row
+			_, db, r := bareEventRow(b, be)
 			i := 0
 			for b.Loop() {
 				i++
@@ -130,19 +122,11 @@ func BenchmarkSQLiteBareInsert(b *testing.B) {
 			}
 		})
 		b.Run(be.name+"/with_session_row", func(b *testing.B) {
-			svc, _ := be.open(b)
-			s := mustCreate(b, svc, "s")
-			ev := benchEvent(1)
-			ev.Actions = Actions{}
-			p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := p.row
+			svc, _, r := bareEventRow(b, be)
 			i := 0
 			for b.Loop() {
 				i++
-				err := svc.(*SQLService).writer.transaction(func(w *sqlTx) error {
+				err := svc.writer.transaction(func(w *sqlTx) error {
 					seq, _, err := w.returning("UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE app_name = ? AND user_id = ? AND id = ? RETURNING last_seq",
 						r.TimestampNs, r.AppName, r.UserID, r.SessionID)
 					if err == nil {
@@ -157,6 +141,20 @@ func BenchmarkSQLiteBareInsert(b *testing.B) {
 			}
 		})
 	}
+}
+
+// bareEventRow opens be with a session in it, and returns the row an
+// append of BenchmarkAppend's event would store.
+func bareEventRow(b *testing.B, be benchBackend) (*SQLService, *gorm.DB, eventRow) {
+	svc, db := be.open(b)
+	s := mustCreate(b, svc, "s")
+	ev := benchEvent(1)
+	ev.Actions = Actions{}
+	p, err := svc.(*SQLService).prepareAppend(s, ev, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc.(*SQLService), db, p.row
 }
 
 func BenchmarkGetRecent100(b *testing.B) {
