@@ -10,7 +10,7 @@ import (
 // sqliteWriter is the one connection SQLite writes go through. SQLite runs
 // one writer at a time anyway, and a connection of its own, with every
 // statement prepared on it once and transactions begun and committed by
-// statements, costs an append a third less CPU than a database/sql
+// statements, costs an append a quarter less CPU than a database/sql
 // transaction on a pooled connection: that starts a goroutine per
 // transaction (waking another thread to run it) and binds each cached
 // statement to the transaction's connection anew.
