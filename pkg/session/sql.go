@@ -84,13 +84,16 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	return s, nil
 }
 
-// Close releases the connection SQLite writes go through; writes fail
-// afterwards. It does not close db, which the caller opened.
+// Close releases the prepared statements and the connection SQLite writes
+// go through, waiting for statements being prepared in the background; on
+// SQLite, writes fail afterwards. It does not close db, which the caller
+// opened.
 func (s *SQLService) Close() error {
-	if s.writer == nil {
-		return nil
+	err := s.stmts.close()
+	if s.writer != nil {
+		err = errors.Join(err, s.writer.close())
 	}
-	return s.writer.close()
+	return err
 }
 
 // write runs fn in a transaction (on SQLite shared with the writes that

@@ -22,6 +22,8 @@ type stmtCache struct {
 	mu      sync.Mutex
 	stmts   map[string]*sql.Stmt
 	pending map[string]bool // being prepared
+	running sync.WaitGroup  // the background preparations
+	closed  bool
 }
 
 // get returns query prepared for use in tx. A statement the database has
@@ -33,9 +35,9 @@ type stmtCache struct {
 func (c *stmtCache) get(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
 	st, ok := c.stmts[query]
-	if !ok && !c.pending[query] {
+	if !ok && !c.pending[query] && !c.closed {
 		c.pending[query] = true
-		go c.prepare(query)
+		c.running.Go(func() { c.prepare(query) })
 	}
 	c.mu.Unlock()
 	if ok {
@@ -62,9 +64,30 @@ func (c *stmtCache) prepare(query string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, query)
-	if err == nil { // else the next use tries again
+	switch {
+	case err != nil: // the next use tries again
+	case c.closed:
+		st.Close()
+	default:
 		c.stmts[query] = st
 	}
+}
+
+// close waits for the background preparations and closes the statements,
+// so that nothing of the cache touches the database afterwards.
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.running.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for query, st := range c.stmts {
+		errs = append(errs, st.Close())
+		delete(c.stmts, query)
+	}
+	return errors.Join(errs...)
 }
 
 // numberPlaceholders rewrites ? placeholders as PostgreSQL's $1, $2, …

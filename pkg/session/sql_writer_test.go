@@ -37,3 +37,32 @@ func TestWriterDropsAConnectionItCannotRollBack(t *testing.T) {
 		t.Fatalf("the next write: %v", err)
 	}
 }
+
+// Close leaves nothing of the service using the database: statements being
+// prepared in the background are waited for, and prepared ones closed, so
+// that the caller may close the database and remove its files.
+func TestCloseReleasesEverything(t *testing.T) {
+	svc, err := NewSQLService(testdb.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(ctx, &GetRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil { // prepares its statements in the background
+		t.Fatal(err)
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	svc.stmts.mu.Lock()
+	pending, prepared := len(svc.stmts.pending), len(svc.stmts.stmts)
+	svc.stmts.mu.Unlock()
+	if pending+prepared != 0 {
+		t.Errorf("after Close, %d statements are being prepared and %d stay prepared", pending, prepared)
+	}
+	if inUse := svc.sqlDB.Stats().InUse; inUse != 0 {
+		t.Errorf("after Close, %d connections are in use", inUse)
+	}
+}
