@@ -99,7 +99,7 @@ func TestFewConnectionsManyWriters(t *testing.T) {
 
 // TestSQLiteWriteConnection covers the connection SQLite writes hold: a pool
 // without room for it beside the readers is refused, and after Close writes
-// fail while reads go on.
+// fail and another service finds what was written.
 func TestSQLiteWriteConnection(t *testing.T) {
 	t.Run("one-connection pool", func(t *testing.T) {
 		db := testdb.SQLite(t)
@@ -111,7 +111,8 @@ func TestSQLiteWriteConnection(t *testing.T) {
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
-		svc := newSQL(t, testdb.SQLite(t))
+		db := testdb.SQLite(t)
+		svc := newSQL(t, db)
 		ctx := t.Context()
 		created, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
 		if err != nil {
@@ -123,9 +124,9 @@ func TestSQLiteWriteConnection(t *testing.T) {
 		if err := svc.AppendEvent(ctx, created.Session, &session.Event{Author: "a"}); !errors.Is(err, session.ErrClosed) {
 			t.Fatalf("append after Close: %v, want ErrClosed", err)
 		}
-		got, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+		got, err := newSQL(t, db).Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
 		if err != nil || got.Session.Events().Len() != 0 {
-			t.Fatalf("Get after Close: %v, %v; want the session, with no event", got, err)
+			t.Fatalf("Get from another service: %v, %v; want the session, with no event", got, err)
 		}
 		if err := svc.Close(); err != nil {
 			t.Fatalf("closing twice: %v", err)
