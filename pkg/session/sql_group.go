@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -31,7 +33,7 @@ func (g *groupCommit) run(ctx context.Context, wr *sqliteWriter, fn func(*sqlTx)
 	g.queue = append(g.queue, w)
 	if g.running {
 		g.mu.Unlock()
-		return <-w.done // the leader runs it; its outcome is final either way
+		return w.outcome() // the leader runs it; its outcome is final either way
 	}
 	// The first write to find no group running leads: it commits groups
 	// until the queue is empty, its own in the first.
@@ -45,7 +47,39 @@ func (g *groupCommit) run(ctx context.Context, wr *sqliteWriter, fn func(*sqlTx)
 	}
 	g.running = false
 	g.mu.Unlock()
-	return <-w.done
+	return w.outcome()
+}
+
+// outcome waits for the write's outcome. A write that panicked panics
+// again here, in its caller's goroutine, rather than in the leader's.
+func (w *queuedWrite) outcome() error {
+	err := <-w.done
+	if p, ok := err.(*writePanic); ok {
+		panic(p)
+	}
+	return err
+}
+
+// writePanic is a write's panic, carried from the leader to the writer.
+type writePanic struct {
+	value any
+	stack []byte
+}
+
+func (p *writePanic) Error() string {
+	return fmt.Sprintf("session: a write panicked: %v\n\n%s", p.value, p.stack)
+}
+
+// run runs w in t. A panic fails w alone: were it to unwind the
+// leader, the group would stay marked running and every later write would
+// wait forever.
+func (w *queuedWrite) run(t *sqlTx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &writePanic{r, debug.Stack()}
+		}
+	}()
+	return w.fn(t)
 }
 
 // commitGroup runs a batch of writes in one transaction, each in a
@@ -56,7 +90,7 @@ func commitGroup(wr *sqliteWriter, batch []*queuedWrite) {
 	err := wr.transaction(func(t *sqlTx) error {
 		if len(batch) == 1 { // alone: no savepoint to pay for
 			if results[0] = batch[0].ctx.Err(); results[0] == nil {
-				results[0] = batch[0].fn(t)
+				results[0] = batch[0].run(t)
 			}
 			return results[0]
 		}
@@ -68,7 +102,7 @@ func commitGroup(wr *sqliteWriter, batch []*queuedWrite) {
 				return err
 			}
 			var err error
-			if results[i] = w.fn(t); results[i] != nil {
+			if results[i] = w.run(t); results[i] != nil {
 				_, err = t.exec("ROLLBACK TO SAVEPOINT group_write")
 			} else {
 				_, err = t.exec("RELEASE SAVEPOINT group_write")

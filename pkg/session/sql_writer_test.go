@@ -2,6 +2,8 @@ package session
 
 import (
 	"errors"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/hectormem/hector/internal/testdb"
@@ -64,5 +66,62 @@ func TestCloseReleasesEverything(t *testing.T) {
 	}
 	if inUse := svc.sqlDB.Stats().InUse; inUse != 0 {
 		t.Errorf("after Close, %d connections are in use", inUse)
+	}
+}
+
+// A write that panics inside a group fails alone: its caller gets the panic,
+// its neighbours commit, and later writes still run.
+func TestGroupSurvivesAPanickingWrite(t *testing.T) {
+	svc, err := NewSQLService(testdb.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx := t.Context()
+	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	// The first write leads, and holds its group open until the others
+	// have queued behind it for the next.
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		svc.write(ctx, func(*sqlTx) error { close(started); <-release; return nil })
+	})
+	<-started
+	errs := make(chan error, 2)
+	var recovered any
+	for i := range 3 {
+		wg.Go(func() {
+			if i == 1 {
+				defer func() { recovered = recover() }()
+				svc.write(ctx, func(*sqlTx) error { panic("boom") })
+				return
+			}
+			errs <- svc.AppendEvent(ctx, Ref("app", "u", "s"), &Event{Author: "a"})
+		})
+	}
+	for queued := 0; queued < 3; runtime.Gosched() {
+		svc.group.mu.Lock()
+		queued = len(svc.group.queue)
+		svc.group.mu.Unlock()
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a neighbour of the panicking write: %v", err)
+		}
+	}
+	if p, ok := recovered.(*writePanic); !ok || p.value != "boom" {
+		t.Errorf("the panicking write's caller recovered %v, want its panic", recovered)
+	}
+	if err := svc.AppendEvent(ctx, Ref("app", "u", "s"), &Event{Author: "a"}); err != nil {
+		t.Fatalf("a write after the group: %v", err)
+	}
+	got, err := svc.Get(ctx, &GetRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil || got.Session.Events().Len() != 3 {
+		t.Fatalf("Get: %v, %v; want the 3 appended events", got, err)
 	}
 }
