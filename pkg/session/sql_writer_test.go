@@ -9,21 +9,28 @@ import (
 	"github.com/hectormem/hector/internal/testdb"
 )
 
-// A write connection whose transaction state is unknown (its ROLLBACK
-// failed) is dropped from the pool, and the next write takes a new one.
-func TestWriterDropsAConnectionItCannotRollBack(t *testing.T) {
+// sqliteWithSession returns a service on a new SQLite database holding
+// session s of app/u, closed when t ends.
+func sqliteWithSession(t *testing.T) *SQLService {
 	svc, err := NewSQLService(testdb.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close()
-	ctx := t.Context()
-	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err != nil {
+	t.Cleanup(func() { svc.Close() })
+	if _, err := svc.Create(t.Context(), &CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+// A write connection whose transaction state is unknown (its ROLLBACK
+// failed) is dropped from the pool, and the next write takes a new one.
+func TestWriterDropsAConnectionItCannotRollBack(t *testing.T) {
+	svc := sqliteWithSession(t)
+	ctx := t.Context()
 	open := svc.sqlDB.Stats().OpenConnections
 	boom := errors.New("boom")
-	err = svc.writer.transaction(func(tx *sqlTx) error {
+	err := svc.writer.transaction(func(tx *sqlTx) error {
 		if _, err := tx.exec("COMMIT"); err != nil { // ends the transaction early: ROLLBACK finds none
 			return err
 		}
@@ -44,14 +51,8 @@ func TestWriterDropsAConnectionItCannotRollBack(t *testing.T) {
 // prepared in the background are waited for, and prepared ones closed, so
 // that the caller may close the database and remove its files.
 func TestCloseReleasesEverything(t *testing.T) {
-	svc, err := NewSQLService(testdb.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := sqliteWithSession(t)
 	ctx := t.Context()
-	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := svc.Get(ctx, &GetRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil { // prepares its statements in the background
 		t.Fatal(err)
 	}
@@ -72,15 +73,8 @@ func TestCloseReleasesEverything(t *testing.T) {
 // A write that panics inside a group fails alone: its caller gets the panic,
 // its neighbours commit, and later writes still run.
 func TestGroupSurvivesAPanickingWrite(t *testing.T) {
-	svc, err := NewSQLService(testdb.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	svc := sqliteWithSession(t)
 	ctx := t.Context()
-	if _, err := svc.Create(ctx, &CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
-		t.Fatal(err)
-	}
 	// The first write leads, and holds its group open until the others
 	// have queued behind it for the next.
 	started, release := make(chan struct{}), make(chan struct{})
