@@ -237,9 +237,8 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 // transaction Get runs on SQLite does, in one round trip instead of five
 // (BEGIN, three queries, COMMIT).
 func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req *GetRequest) (*GetResponse, error) {
-	owner := []any{key.app, key.user, key.id}
 	events := "SELECT feed_cursor, seq, timestamp_ns, event_id, payload FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
-	args := slices.Clone(owner)
+	args := []any{key.app, key.user, key.id, key.app, key.user, key.id} // the session's row, then its events
 	if !req.After.IsZero() {
 		events += " AND timestamp_ns > ?"
 		args = append(args, req.After.UnixNano())
@@ -248,15 +247,15 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 		events += " ORDER BY seq DESC LIMIT ?" // walks the primary key backwards, as on SQLite
 		args = append(args, req.NumRecentEvents)
 	}
-	const (
-		sessionRows = 0
-		eventRows   = 1
-		stateRows   = 2
+	const ( // a row's first column: what it holds
+		rowIsSession = 0
+		rowIsEvent   = 1
+		rowIsState   = 2
 	)
 	q := "SELECT 0, updated_ns, last_seq, 0, '', '' FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?" +
 		" UNION ALL SELECT 1, feed_cursor, seq, timestamp_ns, event_id, payload FROM (" + events + ") e" +
 		" UNION ALL SELECT 2, 0, 0, 0, state_key, value FROM (" + readMergedState.query + ") st"
-	args = append(slices.Concat(owner, args), key.app, key.app, key.user, key.app, key.user, key.id)
+	args = append(args, key.app, key.app, key.user, key.app, key.user, key.id) // the state tables
 	rows, err := s.stmts.queryPool(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -276,12 +275,12 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 			return nil, err
 		}
 		switch kind {
-		case sessionRows:
+		case rowIsSession:
 			found, updatedNs, lastSeq = true, n1, n2
-		case eventRows:
+		case rowIsEvent:
 			stored = append(stored, eventRow{Cursor: n1, Seq: n2, TimestampNs: n3, EventID: s1, Payload: longText(s2),
 				AppName: key.app, UserID: key.user, SessionID: key.id})
-		case stateRows:
+		case rowIsState:
 			if merged[s1], err = state.Decode([]byte(s2)); err != nil {
 				return nil, err
 			}
