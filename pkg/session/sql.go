@@ -237,25 +237,30 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 // transaction Get runs on SQLite does, in one round trip instead of five
 // (BEGIN, three queries, COMMIT).
 func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req *GetRequest) (*GetResponse, error) {
-	events := "SELECT feed_cursor, seq, timestamp_ns, event_id, payload FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
-	args := []any{key.app, key.user, key.id, key.app, key.user, key.id} // the session's row, then its events
-	if !req.After.IsZero() {
-		events += " AND timestamp_ns > ?"
-		args = append(args, req.After.UnixNano())
-	}
-	if req.NumRecentEvents > 0 {
-		events += " ORDER BY seq DESC LIMIT ?" // walks the primary key backwards, as on SQLite
-		args = append(args, req.NumRecentEvents)
-	}
 	const ( // a row's first column: what it holds
 		rowIsSession = 0
 		rowIsEvent   = 1
 		rowIsState   = 2
 	)
+	// The union's members are plain queries, none a derived table: MySQL
+	// would copy such a table's rows, payloads and all, to a temporary
+	// table on disk first (measured 2.5x slower on MariaDB).
 	q := "SELECT 0, updated_ns, last_seq, 0, '', '' FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?" +
-		" UNION ALL SELECT 1, feed_cursor, seq, timestamp_ns, event_id, payload FROM (" + events + ") e" +
-		" UNION ALL SELECT 2, 0, 0, 0, state_key, value FROM (" + readMergedState.query + ") st"
-	args = append(args, key.app, key.app, key.user, key.app, key.user, key.id) // the state tables
+		" UNION ALL (SELECT 1, feed_cursor, seq, timestamp_ns, event_id, payload FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
+	args := []any{key.app, key.user, key.id, key.app, key.user, key.id}
+	if !req.After.IsZero() {
+		q += " AND timestamp_ns > ?"
+		args = append(args, req.After.UnixNano())
+	}
+	if req.NumRecentEvents > 0 {
+		q += " ORDER BY seq DESC LIMIT ?" // walks the primary key backwards, as on SQLite
+		args = append(args, req.NumRecentEvents)
+	}
+	q += ")"
+	for _, t := range readMergedState.tables {
+		q += " UNION ALL SELECT 2, 0, 0, 0, state_key, value FROM " + t.name + " WHERE " + t.where
+		args = append(args, t.values(key)...)
+	}
 	rows, err := s.stmts.queryPool(ctx, q, args...)
 	if err != nil {
 		return nil, err
