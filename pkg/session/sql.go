@@ -256,11 +256,8 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 		q += " ORDER BY seq DESC LIMIT ?" // walks the primary key backwards, as on SQLite
 		args = append(args, req.NumRecentEvents)
 	}
-	q += ")"
-	for _, t := range readMergedState.tables {
-		q += " UNION ALL SELECT 2, 0, 0, 0, state_key, value FROM " + t.name + " WHERE " + t.where
-		args = append(args, t.values(key)...)
-	}
+	q += ") UNION ALL " + readMergedState.selecting("2, 0, 0, 0, state_key, value")
+	args = append(args, readMergedState.args(key)...)
 	rows, err := s.stmts.queryPool(ctx, q, args...)
 	if err != nil {
 		return nil, err

@@ -50,11 +50,28 @@ type stateRead struct {
 }
 
 func newStateRead(tables ...stateTable) stateRead {
-	selects := make([]string, len(tables))
-	for i, t := range tables {
-		selects[i] = "SELECT state_key, value FROM " + t.name + " WHERE " + t.where
+	r := stateRead{tables: tables}
+	r.query = r.selecting("state_key, value")
+	return r
+}
+
+// selecting is r's query with columns as its select list, which ends in
+// the key and value columns.
+func (r stateRead) selecting(columns string) string {
+	selects := make([]string, len(r.tables))
+	for i, t := range r.tables {
+		selects[i] = "SELECT " + columns + " FROM " + t.name + " WHERE " + t.where
 	}
-	return stateRead{strings.Join(selects, " UNION ALL "), tables}
+	return strings.Join(selects, " UNION ALL ")
+}
+
+// args are the arguments of r's query for key's owner.
+func (r stateRead) args(key sessionKey) []any {
+	var args []any
+	for _, t := range r.tables {
+		args = append(args, t.values(key)...)
+	}
+	return args
 }
 
 var (
@@ -66,11 +83,7 @@ var (
 
 // into adds the keys key's owner has in r's tables to out.
 func (r stateRead) into(tx *sqlTx, key sessionKey, out map[string]any) error {
-	var args []any
-	for _, t := range r.tables {
-		args = append(args, t.values(key)...)
-	}
-	rows, err := tx.query(r.query, args...)
+	rows, err := tx.query(r.query, r.args(key)...)
 	if err != nil {
 		return err
 	}
@@ -124,12 +137,20 @@ func readState(tx *sqlTx, key sessionKey) (map[string]any, error) {
 	return out, r.into(tx, key, out)
 }
 
+// deltaPart is the part of a delta one state table stores.
+type deltaPart struct {
+	table stateTable
+	delta map[string]any
+}
+
+// storedParts splits the stored parts of d by the table that holds them.
+func storedParts(d state.Delta) []deltaPart {
+	return []deltaPart{{appStates, d.App}, {userStates, d.User}, {sessionStates, d.Session}}
+}
+
 // writeState applies the stored parts of a validated delta.
 func writeState(w *sqlTx, key sessionKey, d state.Delta) error {
-	for _, part := range []struct {
-		table stateTable
-		delta map[string]any
-	}{{appStates, d.App}, {userStates, d.User}, {sessionStates, d.Session}} {
+	for _, part := range storedParts(d) {
 		if len(part.delta) > 0 {
 			if err := part.table.write(w, key, part.delta); err != nil {
 				return err
@@ -146,7 +167,7 @@ func writeState(w *sqlTx, key sessionKey, d state.Delta) error {
 // locked in sorted order, as writeState locks them.
 var stateWrites = func() string {
 	var b strings.Builder
-	for _, t := range []stateTable{appStates, userStates, sessionStates} {
+	for _, t := range readMergedState.tables {
 		owner := strings.Repeat("?, ", len(t.owner))
 		cols := strings.Join(t.owner, ", ") + ", state_key"
 		fmt.Fprintf(&b, " set_%[1]s AS (INSERT INTO %[1]s (%[2]s, value) SELECT %[3]sk, v FROM unnest(?::text[], ?::text[]) AS d(k, v)"+
@@ -159,10 +180,7 @@ var stateWrites = func() string {
 
 // appendStateArgs appends the arguments of stateWrites for d to args.
 func appendStateArgs(args []any, key sessionKey, d state.Delta) ([]any, error) {
-	for _, part := range []struct {
-		table stateTable
-		delta map[string]any
-	}{{appStates, d.App}, {userStates, d.User}, {sessionStates, d.Session}} {
+	for _, part := range storedParts(d) {
 		set, values, unset := []string{}, []string{}, []string{}
 		for k, v := range part.delta {
 			if v == nil {
