@@ -277,9 +277,20 @@ func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 
 // Ready reports whether the databases and the index store answer.
 func (s *Services) Ready(ctx context.Context) error {
+	var errs []error
+	for what, err := range s.Unready(ctx) {
+		errs = append(errs, fmt.Errorf("%s: %w", what, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Unready names each store that does not answer ("index", "databases.main")
+// with why: probes say which, so an operator knows where to look.
+func (s *Services) Unready(ctx context.Context) map[string]error {
+	out := map[string]error{}
 	if s.Index != nil {
 		if err := s.Index.Ready(ctx); err != nil {
-			return err
+			out["index"] = err
 		}
 	}
 	for name, db := range s.dbs {
@@ -288,10 +299,10 @@ func (s *Services) Ready(ctx context.Context) error {
 			err = sqlDB.PingContext(ctx)
 		}
 		if err != nil {
-			return fmt.Errorf("database %s: %w", name, err)
+			out["databases."+name] = err
 		}
 	}
-	return nil
+	return out
 }
 
 // Close saves the index and closes the databases.

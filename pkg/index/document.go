@@ -44,12 +44,22 @@ func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, b
 	if ev.IsSummary() {
 		text = ev.Message.Text()
 	}
-	text = strings.TrimSpace(text)
+	text = strings.TrimSpace(storable(text))
 	if text == "" {
 		return Document{}, false
 	}
-	return Document{SessionID: sessionID, EventID: ev.ID, Seq: ev.Seq, Author: ev.Author, Role: ev.Message.Role,
+	return Document{SessionID: sessionID, EventID: ev.ID, Seq: ev.Seq, Author: storable(ev.Author), Role: ev.Message.Role,
 		Timestamp: ev.Timestamp, Text: text}, true
+}
+
+// storable is text every store can hold: PostgreSQL refuses U+0000 in text,
+// and an engine may refuse invalid UTF-8, which the session service keeps
+// as it came (an SDK caller can append any string). Neither carries a word.
+func storable(text string) string {
+	if strings.IndexByte(text, 0) >= 0 {
+		text = strings.ReplaceAll(text, "\x00", " ")
+	}
+	return strings.ToValidUTF8(text, "\uFFFD")
 }
 
 func toolResultText(ev *session.Event) string {

@@ -25,6 +25,9 @@ type Live interface {
 	Cursor(ctx context.Context) (int64, error)
 	// Ready reports whether the index can be searched and written.
 	Ready(ctx context.Context) error
+	// Skipped reports the documents the store refused, which the index
+	// went on without.
+	Skipped() Skips
 	Close() error
 }
 
@@ -49,6 +52,8 @@ type External struct {
 	mu    sync.Mutex
 	fits  bool  // the store answered, with a collection made by this fingerprint
 	stale error // the store's collection was made with another fingerprint
+
+	skips skipLog
 }
 
 // NewExternal returns an index of kind "keyword", "vector" or "hybrid" held
@@ -225,7 +230,7 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 func (x *External) fused(ctx context.Context, hs HybridStore, o Owner, q StoreQuery, limit int) ([]SearchResult, error) {
 	results, err := hs.SearchHybrid(ctx, o, q)
 	if err != nil {
-		return nil, fmt.Errorf("index: searching %s: %w", x.store.Name(), err)
+		return nil, x.failed(ctx, "searching", err)
 	}
 	return bestMatches(results, limit), nil
 }
@@ -238,7 +243,7 @@ func (x *External) ranked(ctx context.Context, o Owner, q StoreQuery, limit int)
 	}
 	results, err := x.store.Search(ctx, o, q)
 	if err != nil {
-		return nil, fmt.Errorf("index: searching %s: %w", x.store.Name(), err)
+		return nil, x.failed(ctx, "searching", err)
 	}
 	return bestMatches(results, limit), nil
 }
@@ -317,8 +322,70 @@ func (x *External) missing(ctx context.Context, o Owner, sessionID string, docs 
 
 // write tokenizes and embeds docs and writes them to w.
 func (x *External) write(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
+	stored, err := x.prepare(ctx, docs)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	if err := w.Write(ctx, o, stored); err != nil {
+		return x.failed(ctx, "writing to", err)
+	}
+	return nil
+}
+
+// failed wraps the store's error; when the store does not answer at all it
+// is ErrStoreUnavailable, which a client may retry.
+func (x *External) failed(ctx context.Context, doing string, err error) error {
+	if ctx.Err() == nil && x.store.Ready(ctx) != nil {
+		return fmt.Errorf("%w: %s %s: %w", ErrStoreUnavailable, doing, x.store.Name(), err)
+	}
+	return fmt.Errorf("index: %s %s: %w", doing, x.store.Name(), err)
+}
+
+// writeSkipping writes docs as write does, except that a document the store
+// refuses while it answers is skipped, recorded and logged: the follower and
+// a rebuild must go on past one bad document rather than stall for every
+// user. A store that does not answer stops it, to be tried again.
+func (x *External) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
+	stored, err := x.prepare(ctx, docs)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	err = w.Write(ctx, o, stored)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	// Which one? Each alone, and a refusal twice over with the store up is the document's.
+	for _, d := range stored {
+		one := []StoredDoc{d}
+		if err = w.Write(ctx, o, one); err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if rerr := x.store.Ready(ctx); rerr != nil {
+			return fmt.Errorf("%w: writing to %s: %w", ErrStoreUnavailable, x.store.Name(), err)
+		}
+		if err = w.Write(ctx, o, one); err != nil {
+			x.skip(o, d.Document, err)
+		}
+	}
+	return nil
+}
+
+func (x *External) skip(o Owner, d Document, err error) {
+	x.skips.add(SkippedDocument{AppName: o.App, UserID: o.User, SessionID: d.SessionID, EventID: d.EventID, Error: err.Error(), At: time.Now().UTC()})
+	x.logger().Error("index: the store refused a document; skipped it (a rebuild tries it again)", "store", x.store.Name(),
+		"app", o.App, "user", o.User, "session", d.SessionID, "event", d.EventID, "error", err)
+}
+
+// Skipped reports the documents the store refused and the follower skipped.
+func (x *External) Skipped() Skips { return x.skips.report() }
+
+// prepare tokenizes and embeds docs.
+func (x *External) prepare(ctx context.Context, docs []Document) ([]StoredDoc, error) {
 	if len(docs) == 0 {
-		return nil
+		return nil, nil
 	}
 	stored := make([]StoredDoc, len(docs))
 	texts := make([]string, len(docs))
@@ -332,19 +399,16 @@ func (x *External) write(ctx context.Context, w StoreWriter, o Owner, docs []Doc
 	if x.embedder != nil {
 		vecs, err := x.embedder.Embed(ctx, texts)
 		if err != nil {
-			return fmt.Errorf("index: embedding: %w", err)
+			return nil, fmt.Errorf("index: embedding: %w", err)
 		}
 		if len(vecs) != len(docs) {
-			return fmt.Errorf("index: the embedder returned %d vectors for %d texts", len(vecs), len(docs))
+			return nil, fmt.Errorf("index: the embedder returned %d vectors for %d texts", len(vecs), len(docs))
 		}
 		for i := range stored {
 			stored[i].Vector = vecs[i]
 		}
 	}
-	if err := w.Write(ctx, o, stored); err != nil {
-		return fmt.Errorf("index: writing to %s: %w", x.store.Name(), err)
-	}
-	return nil
+	return stored, nil
 }
 
 func (x *External) Clear(ctx context.Context, appName, userID, sessionID string) error {
@@ -424,7 +488,7 @@ func (t *externalTarget) addSession(ctx context.Context, ref sessionRef, docs []
 			return err
 		}
 	}
-	return t.x.write(ctx, t.w, o, docs)
+	return t.x.writeSkipping(ctx, t.w, o, docs)
 }
 
 func (t *externalTarget) clearSession(ctx context.Context, ref sessionRef) error {
@@ -447,13 +511,19 @@ func (x *External) Rebuild(ctx context.Context, sessions session.Service, appNam
 	if err := x.open(ctx); err != nil {
 		return err
 	}
+	start := time.Now().UTC()
+	var err error
 	if appName == "" {
-		return x.rebuildAll(ctx, sessions)
+		err = x.rebuildAll(ctx, sessions)
+	} else if err = x.staleness(); err != nil {
+		err = fmt.Errorf("%w (all of it: a rebuild of one app or user cannot change how the collection was built)", err)
+	} else {
+		err = x.rebuildScope(ctx, sessions, appName, userID)
 	}
-	if err := x.staleness(); err != nil {
-		return fmt.Errorf("%w (all of it: a rebuild of one app or user cannot change how the collection was built)", err)
+	if err == nil { // every document was tried again: what it skipped anew is logged anew
+		x.skips.forget(appName, userID, start)
 	}
-	return x.rebuildScope(ctx, sessions, appName, userID)
+	return err
 }
 
 func (x *External) rebuildAll(ctx context.Context, sessions session.Service) error {

@@ -95,7 +95,10 @@ func (c *Index) Cursor(context.Context) (int64, error) {
 
 // Ready is always true of an index in the process.
 func (c *Index) Ready(context.Context) error { return nil }
-func (c *Index) IsPersisted() bool           { return c.persist != nil }
+
+// Skipped is always empty: an index in the process refuses no document.
+func (c *Index) Skipped() Skips    { return Skips{} }
+func (c *Index) IsPersisted() bool { return c.persist != nil }
 
 func validateOwner(app, user string) error {
 	for _, f := range [][2]string{{"app name", app}, {"user ID", user}} {

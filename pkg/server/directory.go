@@ -56,6 +56,7 @@ func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := s.svcs.Index.Ready(r.Context()); err != nil {
 		out["error"] = err.Error()
 	}
+	out["skipped"] = s.svcs.Index.Skipped()
 	s.rebuild.mu.Lock()
 	rebuild := s.rebuild.status
 	s.rebuild.mu.Unlock()

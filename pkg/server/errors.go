@@ -13,6 +13,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb"
 	"github.com/hectormem/hector/pkg/state"
 )
 
@@ -62,9 +63,24 @@ func toAPIError(err error) *apiError {
 		return &apiError{http.StatusBadRequest, "invalid_argument", err.Error()}
 	case errors.Is(err, index.ErrNeedsRebuild):
 		return &apiError{http.StatusServiceUnavailable, "index_needs_rebuild", err.Error()}
+	case errors.Is(err, index.ErrStoreUnavailable):
+		return errUnavailable("the index store")
+	case errors.Is(err, session.ErrClosed):
+		return errUnavailable("the server, which is shutting down,")
+	case sqldb.Unavailable(err):
+		return errUnavailable("the database")
 	}
 	return &apiError{http.StatusInternalServerError, "internal", "internal error: see the server log"}
 }
+
+// errUnavailable is a 503 for a backing store that cannot serve now; the
+// details (addresses included) go to the log only.
+func errUnavailable(what string) *apiError {
+	return &apiError{http.StatusServiceUnavailable, "unavailable", what + " cannot serve now: retry later (GET /readyz says which store)"}
+}
+
+// retryAfterSeconds is what a 503 for an unavailable store asks clients to wait.
+const retryAfterSeconds = "5"
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -73,6 +89,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
+	if e.code == "unavailable" {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
 	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
 }
 

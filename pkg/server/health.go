@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,15 +21,27 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readyz says whether every store answers, naming the ones that do not
+// (never why: the reasons, addresses included, go to the log), and how
+// many documents the index skipped.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.svcs.Ready(ctx); err != nil {
-		s.logger.Warn("not ready", "error", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return nil
+	out := map[string]any{"status": "ok"}
+	status := http.StatusOK
+	if unready := s.svcs.Unready(ctx); len(unready) > 0 {
+		names := slices.Sorted(maps.Keys(unready))
+		for _, name := range names {
+			s.logger.Warn("not ready", "store", name, "error", unready[name])
+		}
+		out["status"], out["unavailable"] = "unavailable", names
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	if skipped := s.svcs.Index.Skipped().Total; skipped > 0 {
+		out["index_skipped_documents"] = skipped
+	}
+	writeJSON(w, status, out)
 	return nil
 }
 
@@ -61,13 +76,16 @@ func newMetrics(svcs *config.Services) *metrics {
 		}
 		return float64(lag)
 	})
-	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, lag,
+	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "hector_index_skipped_documents_total", Help: "Documents the index store refused, which the index went on without (GET /v1/index names them).",
+	}, func() float64 { return float64(svcs.Index.Skipped().Total) })
+	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, lag, skipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
 func (m *metrics) observe(route string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, http.StatusText(code)).Observe(d.Seconds())
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {

@@ -31,6 +31,9 @@ func RunStore(t *testing.T, newStore StoreFactory, kinds ...string) {
 	t.Run("MadeAnotherWayNeedsARebuild", func(t *testing.T) { testMadeAnotherWay(t, newStore, slices.Contains(kinds, "vector")) })
 	t.Run("ScopedRebuildRemovesStaleDocuments", func(t *testing.T) { testScopedRebuildPrunes(t, newStore, kinds[0]) })
 	t.Run("RetrievalQuality", func(t *testing.T) { testRetrievalQuality(t, newStore, kinds) })
+	for _, kind := range kinds {
+		t.Run("RefusedDocumentIsSkipped/"+kind, func(t *testing.T) { testRefusedDocument(t, newStore, kind) })
+	}
 }
 
 // Hash returns the hash embedder with dims dimensions (0: its default).

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
@@ -40,6 +41,7 @@ func Run(t *testing.T, newIndex Factory) {
 		{"RebuildCancelled", testRebuildCancelled},
 		{"CatchUp", testCatchUp},
 		{"Persistence", testPersistence},
+		{"TextStoresCannotHold", testTextStoresCannotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newIndex) })
 	}
@@ -533,4 +535,30 @@ func testPersistence(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 	sameAnswers(t, "rebuilt after a deleted snapshot", answers(t, missing), want)
+}
+
+// Text an SDK caller or a client may append that some store cannot hold
+// (PostgreSQL refuses U+0000; an engine may refuse invalid UTF-8) is
+// indexed by its words, through Index and through the follower alike.
+func testTextStoresCannotHold(t *testing.T, newIndex Factory) {
+	sessions := session.NewInMemoryService()
+	idx := newIndex(t)
+	s := appendText(t, sessions, "app", "u", "s", "the zeppelin\x00leaves at noon")
+	if err := idx.Index(t.Context(), s); err != nil {
+		t.Fatalf("indexing text holding U+0000: %v", err)
+	}
+	appendText(t, sessions, "app", "u", "s2", "tickets \xff\xfe for the zeppelin")
+	if err := idx.CatchUp(t.Context(), sessions); err != nil {
+		t.Fatalf("following text holding invalid UTF-8: %v", err)
+	}
+	assertNoLag(t, idx, sessions)
+	rs := search(t, idx, "app", "u", "zeppelin leaves tickets", 5)
+	if len(rs) != 2 {
+		t.Fatalf("found %q, want both events", contents(rs))
+	}
+	for _, r := range rs {
+		if strings.ContainsRune(r.Content, 0) || !utf8.ValidString(r.Content) {
+			t.Errorf("a result's content %q holds what a client cannot decode", r.Content)
+		}
+	}
 }
