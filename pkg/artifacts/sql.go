@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/internal/writelock"
 )
 
 // chunkSize is how much of an artifact one row holds: the most the SQL
@@ -55,8 +57,10 @@ func NewSQL(db *gorm.DB, opts ...Option) (Service, error) {
 	if err := db.AutoMigrate(&versionRow{}, &chunkRow{}); err != nil {
 		return nil, fmt.Errorf("artifacts: creating tables: %w", err)
 	}
+	release := writelock.Hold(db)
 	err := db.Exec("DELETE FROM artifact_chunks WHERE created_ns < ? AND blob_id NOT IN (SELECT blob_id FROM artifact_versions)",
 		time.Now().Add(-time.Hour).UnixNano()).Error
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("artifacts: removing unfinished uploads: %w", err)
 	}
@@ -73,7 +77,7 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	// Chunks go in first, each on its own, so no lock is held while a slow
 	// client uploads; the version row that makes them visible comes last.
 	if err := s.writeChunks(db, blobID, c); err != nil {
-		db.Where("blob_id = ?", blobID).Delete(&chunkRow{})
+		s.dropChunks(db, blobID)
 		return nil, err
 	}
 	row := versionRow{AppName: o.app, UserID: o.user, SessionID: o.session, Name: req.Name, BlobID: blobID,
@@ -87,13 +91,20 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 		}
 	}
 	if err != nil {
-		db.Where("blob_id = ?", blobID).Delete(&chunkRow{})
+		s.dropChunks(db, blobID)
 		return nil, fmt.Errorf("artifacts: saving %q: %w", req.Name, err)
 	}
 	return row.info()
 }
 
+// dropChunks removes the chunks of an upload that did not become a version.
+func (s *sqlStore) dropChunks(db *gorm.DB, blobID string) {
+	defer writelock.Hold(db)()
+	db.Where("blob_id = ?", blobID).Delete(&chunkRow{})
+}
+
 func (s *sqlStore) claimVersion(db *gorm.DB, row *versionRow) error {
+	defer writelock.Hold(db)()
 	if db.Dialector.Name() != "mysql" {
 		return db.Raw(`INSERT INTO artifact_versions (app_name, user_id, session_id, name, version, blob_id, mime_type, size, sha256, created_ns, metadata)
 			VALUES (?, ?, ?, ?, (SELECT coalesce(max(version), 0) + 1 FROM artifact_versions WHERE app_name = ? AND user_id = ? AND session_id = ? AND name = ?), ?, ?, ?, ?, ?, ?)
@@ -143,7 +154,11 @@ func (s *sqlStore) writeChunks(db *gorm.DB, blobID string, c *content) error {
 			return c.err
 		}
 		if n > 0 {
-			if err := db.Create(&chunkRow{BlobID: blobID, Idx: idx, Data: buf[:n], CreatedNs: time.Now().UnixNano()}).Error; err != nil {
+			// The lock is held per chunk, not while the client sends the next.
+			release := writelock.Hold(db)
+			err := db.Create(&chunkRow{BlobID: blobID, Idx: idx, Data: buf[:n], CreatedNs: time.Now().UnixNano()}).Error
+			release()
+			if err != nil {
 				return fmt.Errorf("artifacts: storing content: %w", err)
 			}
 		}
@@ -273,6 +288,7 @@ func (s *sqlStore) DeleteSession(ctx context.Context, appName, userID, sessionID
 // delete removes the versions matching where, and their content, in one transaction.
 func (s *sqlStore) delete(ctx context.Context, where string, args ...any) (int64, error) {
 	var n int64
+	defer writelock.Hold(s.db)()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		blobs := tx.Model(&versionRow{}).Select("blob_id").Where(where, args...)
 		if err := tx.Where("blob_id IN (?)", blobs).Delete(&chunkRow{}).Error; err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/hectormem/hector/internal/writelock"
 )
 
 type factRow struct {
@@ -53,6 +55,7 @@ func (q *sqlStorage) put(ctx context.Context, r record) error {
 	row := factRow{ScopeKind: r.Scope.Kind, AppName: r.Scope.App, UserID: r.Scope.User, SessionID: r.Scope.SessionID, Key: r.Key,
 		Category: r.Category, Tags: string(tags), Value: r.Sealed, ValueChars: r.ValueChars,
 		CreatedNs: r.CreatedAt.UnixNano(), UpdatedNs: r.UpdatedAt.UnixNano(), ExpiresNs: r.ExpiresAt.UnixNano()}
+	defer writelock.Hold(q.db)()
 	return q.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var old factRow
 		err := scopeWhere(tx, r.Scope).Where("fact_key = ? AND expires_ns > ?", r.Key, row.UpdatedNs).Take(&old).Error
@@ -111,6 +114,7 @@ func (q *sqlStorage) list(ctx context.Context, s Scope, prefix, category string,
 
 func (q *sqlStorage) remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error) {
 	var n int64
+	defer writelock.Hold(q.db)()
 	err := q.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		match := func() *gorm.DB {
 			t := scopeWhere(tx, s)
@@ -138,6 +142,7 @@ func (q *sqlStorage) usedChars(ctx context.Context, s Scope, exceptKey string, n
 }
 
 func (q *sqlStorage) sweep(ctx context.Context, now time.Time) (int, error) {
+	defer writelock.Hold(q.db)()
 	res := q.db.WithContext(ctx).Where("expires_ns <= ?", now.UnixNano()).Delete(&factRow{})
 	return int(res.RowsAffected), res.Error
 }
@@ -152,5 +157,6 @@ func (q *sqlStorage) canary(ctx context.Context) ([]byte, error) {
 }
 
 func (q *sqlStorage) setCanary(ctx context.Context, sealed []byte) error {
+	defer writelock.Hold(q.db)()
 	return q.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&factMetaRow{Name: "canary", Value: sealed}).Error
 }

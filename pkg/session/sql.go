@@ -16,6 +16,8 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/hectormem/hector/pkg/state"
+
+	"github.com/hectormem/hector/internal/writelock"
 )
 
 // SQLService stores sessions in a SQL database through GORM: SQLite (see
@@ -80,7 +82,7 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	}
 	s := &SQLService{limits: newLimits(opts), db: db, sqlDB: sqlDB, sqlite: sqlite, stmts: stmts}
 	if sqlite {
-		s.writer = &sqliteWriter{db: sqlDB}
+		s.writer = &sqliteWriter{db: sqlDB, mu: writelock.Of(sqlDB)}
 	}
 	return s, nil
 }

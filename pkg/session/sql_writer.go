@@ -18,8 +18,12 @@ import (
 // It is held from the first write until Close, so a SQLite pool must have
 // room for readers beside it (NewSQLService checks).
 type sqliteWriter struct {
-	db     *sql.DB
-	mu     sync.Mutex // keeps Close out of a running transaction
+	db *sql.DB
+	// mu is the database's write lock (writelock.Of), which facts,
+	// artifacts and index positions on the same file take too: their
+	// writes queue with the session service's. It also keeps Close out of
+	// a running transaction.
+	mu     *sync.Mutex
 	conn   *sql.Conn
 	stmts  map[string]*sql.Stmt
 	closed bool

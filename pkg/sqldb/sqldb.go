@@ -15,6 +15,8 @@ import (
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/hectormem/hector/internal/writelock"
 )
 
 // Drivers accepted by Open.
@@ -156,5 +158,6 @@ func Close(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
+	writelock.Forget(sqlDB)
 	return sqlDB.Close()
 }

@@ -21,6 +21,8 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/hectormem/hector/pkg/index"
+
+	"github.com/hectormem/hector/internal/writelock"
 )
 
 type row struct {
@@ -53,7 +55,10 @@ func NewSQL(ctx context.Context, db *gorm.DB, name string) (*SQL, error) {
 	if err := db.AutoMigrate(&row{}); err != nil {
 		return nil, fmt.Errorf("index position: creating its table: %w", err)
 	}
-	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row{Name: name}).Error; err != nil {
+	release := writelock.Hold(db)
+	err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row{Name: name}).Error
+	release()
+	if err != nil {
 		return nil, fmt.Errorf("index position: %w", err)
 	}
 	return &SQL{db: db, name: name}, nil
@@ -138,6 +143,7 @@ func (p *SQL) Cursor(ctx context.Context) (int64, error) {
 }
 
 func (p *SQL) Advance(ctx context.Context, from, to int64) (bool, error) {
+	defer writelock.Hold(p.db)()
 	res := p.db.WithContext(ctx).Model(&row{}).Where(`name = ? AND "cursor" = ?`, p.name, from).
 		Updates(map[string]any{"cursor": to, "updated_at": time.Now()})
 	if res.Error != nil {
@@ -147,6 +153,7 @@ func (p *SQL) Advance(ctx context.Context, from, to int64) (bool, error) {
 }
 
 func (p *SQL) Rewind(ctx context.Context, to int64) error {
+	defer writelock.Hold(p.db)()
 	err := p.db.WithContext(ctx).Model(&row{}).Where(`name = ? AND "cursor" > ?`, p.name, to).
 		Updates(map[string]any{"cursor": to, "updated_at": time.Now()}).Error
 	if err != nil {
