@@ -123,6 +123,9 @@ func (p *proc) call(t *testing.T, method, path string, body any, want int) map[s
 		r = bytes.NewReader(raw)
 	}
 	req, _ := http.NewRequest(method, p.base+path, r)
+	if body != nil && method != "PUT" { // a PUT's body is an artifact's content
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

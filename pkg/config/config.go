@@ -123,15 +123,21 @@ type Search struct {
 
 // Server is the server section.
 type Server struct {
-	Address   string    `yaml:"address"`
-	DataDir   string    `yaml:"data_dir"`
-	Sessions  Sessions  `yaml:"sessions"`
-	Index     Index     `yaml:"index"`
-	Artifacts Artifacts `yaml:"artifacts"`
-	Auth      Auth      `yaml:"auth"`
-	Limits    Limits    `yaml:"limits"`
-	Facts     Facts     `yaml:"facts"`
-	MCP       MCP       `yaml:"mcp"`
+	Address string `yaml:"address"`
+	// AllowedHosts are host names (without a port) that a server listening
+	// on loopback answers to besides localhost and loopback addresses: a
+	// name in /etc/hosts, or the one a local reverse proxy passes on. Any
+	// other is refused, so that a web page whose name an attacker points at
+	// 127.0.0.1 (DNS rebinding) cannot reach the API.
+	AllowedHosts []string  `yaml:"allowed_hosts"`
+	DataDir      string    `yaml:"data_dir"`
+	Sessions     Sessions  `yaml:"sessions"`
+	Index        Index     `yaml:"index"`
+	Artifacts    Artifacts `yaml:"artifacts"`
+	Auth         Auth      `yaml:"auth"`
+	Limits       Limits    `yaml:"limits"`
+	Facts        Facts     `yaml:"facts"`
+	MCP          MCP       `yaml:"mcp"`
 }
 
 // MCP configures the MCP server (/mcp and hector mcp).

@@ -46,6 +46,11 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 func (cfg *Config) validate() []*Error {
 	c := &checker{}
 	dbs, embedders, llms := sortedKeys(cfg.Databases), sortedKeys(cfg.Embedders), sortedKeys(cfg.LLMs)
+	for i, host := range cfg.Server.AllowedHosts {
+		if host == "" || strings.ContainsAny(host, ":/ ") {
+			c.add(fmt.Sprintf("server.allowed_hosts.%d", i), "%q is not a host name: give the name alone, such as hector.internal (no scheme, port or path)", host)
+		}
+	}
 	for _, name := range dbs {
 		db, p := cfg.Databases[name], "databases."+name
 		c.oneOf(p+".driver", db.Driver, "sqlite", "postgres", "mysql")

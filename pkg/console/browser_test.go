@@ -57,6 +57,9 @@ server:
 		}
 		req, _ := http.NewRequest(method, hs.URL+path, bytes.NewReader(raw))
 		req.Header.Set("Authorization", "Bearer "+adminKey)
+		if method != "PUT" { // a PUT's body is an artifact's content
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode >= 300 {
 			t.Fatalf("%s %s: %v %v", method, path, err, resp.Status)

@@ -6,6 +6,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -72,6 +73,19 @@ type StoreRequest struct {
 	Key, Value, Category string
 	Tags                 []string
 	TTL                  time.Duration
+}
+
+// maxTTLSeconds is the longest TTL a time.Duration holds, about 292 years.
+const maxTTLSeconds = int64(math.MaxInt64 / time.Second)
+
+// TTLSeconds converts a TTL given in seconds, as the REST API and the tools
+// take it. A number too large for a time.Duration is refused: multiplied
+// out it would wrap around to some other TTL.
+func TTLSeconds(n int64) (time.Duration, error) {
+	if n > maxTTLSeconds {
+		return 0, refuse("ttl_invalid", "ttl_seconds %d is too large: give at most %d (the policy keeps a fact a year at most), or 0 for the default", n, maxTTLSeconds)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 // DefaultCategory is the category of facts stored without one.

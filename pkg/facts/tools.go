@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hectormem/hector/pkg/tool"
 )
@@ -107,7 +106,11 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}
-	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: time.Duration(in.TTLSeconds) * time.Second})
+	ttl, err := TTLSeconds(in.TTLSeconds)
+	if err != nil {
+		return nil, explain(err)
+	}
+	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: ttl})
 	if err != nil {
 		return nil, explain(err)
 	}

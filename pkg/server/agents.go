@@ -111,6 +111,10 @@ func (s *Server) runAgent(w http.ResponseWriter, r *http.Request) error {
 		Message   string `json:"message"`
 		App       string `json:"app"`
 	}
+	stream, err := boolParam(r, "stream")
+	if err != nil {
+		return err
+	}
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -124,7 +128,7 @@ func (s *Server) runAgent(w http.ResponseWriter, r *http.Request) error {
 		return errForbidden
 	}
 	run := agent.Request{UserID: req.UserID, SessionID: req.SessionID, Message: req.Message, Approver: principalOf(r.Context()).approver}
-	if r.URL.Query().Get("stream") != "true" {
+	if !stream {
 		res, err := runner.Run(r.Context(), run, nil)
 		if err != nil {
 			return runError(err)

@@ -246,3 +246,18 @@ agents:
 		t.Errorf("the second turn's tool result: %s", got)
 	}
 }
+
+// ?stream is a flag: bare, or any spelling of true, streams; false does
+// not; anything else is a 400 before the model is asked.
+func TestAgentStreamFlag(t *testing.T) {
+	s, _ := agentServer(t, fakellm.Reply{Content: "one"}, fakellm.Reply{Content: "two"}, fakellm.Reply{Content: "three"}, fakellm.Reply{Content: "four"})
+	for query, want := range map[string]string{"?stream": "text/event-stream", "?stream=1": "text/event-stream", "?stream=TRUE": "text/event-stream", "?stream=false": "application/json"} {
+		w := do(t, s, "POST", "/v1/agents/assistant/run"+query, aliceKey, map[string]any{"user_id": "alice", "message": "hi"})
+		if w.Code != 200 || w.Header().Get("Content-Type") != want {
+			t.Errorf("%s: %d %s, want %s", query, w.Code, w.Header().Get("Content-Type"), want)
+		}
+	}
+	if w := do(t, s, "POST", "/v1/agents/assistant/run?stream=maybe", aliceKey, map[string]any{"user_id": "alice", "message": "hi"}); w.Code != 400 || !strings.Contains(w.Body.String(), `stream=\"maybe\"`) {
+		t.Errorf("?stream=maybe: %d %s", w.Code, w.Body)
+	}
+}

@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/hectormem/hector/pkg/artifacts"
@@ -25,11 +27,11 @@ func (s *Server) putArtifact(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("header X-Hector-Metadata is not a JSON object: %v", err)
 		}
 	}
-	mime := r.Header.Get("Content-Type")
-	if mime == "application/octet-stream" {
-		mime = "" // the client did not say: detect it
+	contentType := r.Header.Get("Content-Type")
+	if contentType == "application/octet-stream" {
+		contentType = "" // the client did not say: detect it
 	}
-	info, err := s.svcs.Artifacts.Save(r.Context(), &artifacts.SaveRequest{Ref: artifactRef(r), MimeType: mime, Metadata: meta, Body: r.Body})
+	info, err := s.svcs.Artifacts.Save(r.Context(), &artifacts.SaveRequest{Ref: artifactRef(r), MimeType: contentType, Metadata: meta, Body: r.Body})
 	if err != nil {
 		return err
 	}
@@ -49,6 +51,15 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) error {
 	defer body.Close()
 	h := w.Header()
 	h.Set("Content-Type", info.MimeType)
+	// The content is the uploader's, on the API's origin: a browser must
+	// never run it there. It keeps its type for API clients, is not
+	// sniffed as another, runs sandboxed if shown at all, and anything a
+	// browser would do more with than display is a download.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'")
+	if !displayedInert(info.MimeType) {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": info.Name}))
+	}
 	h.Set("Content-Length", strconv.FormatInt(info.Size, 10))
 	h.Set("ETag", `"`+info.SHA256+`"`)
 	h.Set("X-Hector-Version", strconv.FormatInt(info.Version, 10))
@@ -58,6 +69,13 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) error {
 		s.logger.Warn("artifact download cut short", "name", info.Name, "error", err)
 	}
 	return nil
+}
+
+// displayedInert reports whether a browser shows content of this type
+// without interpreting it as a document: plain text, JSON and raster images.
+func displayedInert(contentType string) bool {
+	media, _, err := mime.ParseMediaType(contentType)
+	return err == nil && slices.Contains([]string{"text/plain", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp"}, media)
 }
 
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) error {

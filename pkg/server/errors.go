@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/facts"
@@ -95,24 +98,34 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
 }
 
-// decode reads a JSON body into v, refusing unknown fields, trailing data
+// decode reads a JSON object body into v, refusing another content type
+// (a browser sends text/plain, form and multipart bodies to another site
+// without asking it first), invalid UTF-8 (which would be stored as
+// U+FFFD), nesting deeper than maxJSONDepth, unknown fields, trailing data
 // and bodies over the limit, with errors that name the field.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	if err := requireJSON(r); err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // over the limit
+	}
+	if err := checkJSONText(raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		var syntaxErr *json.SyntaxError
-		var maxBytes *http.MaxBytesError
 		switch {
-		case errors.As(err, &maxBytes):
-			return err
-		case errors.Is(err, io.EOF):
-			return badRequest("the request body is empty: send a JSON object")
 		case errors.As(err, &typeErr):
 			return badRequest("field %q: expected %s, got JSON %s", jsonPath(typeErr.Field), typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntaxErr):
 			return badRequest("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return badRequest("the body is not valid JSON: it ends too early")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return badRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		}
@@ -122,6 +135,69 @@ func decode(r *http.Request, v any) error {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// requireJSON refuses a body sent as anything but JSON.
+func requireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	media, _, err := mime.ParseMediaType(ct)
+	if err == nil && (media == "application/json" || strings.HasSuffix(media, "+json")) {
+		return nil
+	}
+	if ct == "" {
+		ct = "none"
+	}
+	return &apiError{http.StatusUnsupportedMediaType, "unsupported_media_type",
+		fmt.Sprintf("the body must be JSON sent with Content-Type: application/json (this request's is %s); with curl, --json '{…}' sets it", ct)}
+}
+
+// maxJSONDepth bounds how deeply a body's objects and arrays nest: no
+// request needs more, and a deep one costs every later reader of it.
+const maxJSONDepth = 64
+
+// checkJSONText refuses a body that is not one JSON object of valid UTF-8
+// nested at most maxJSONDepth deep. (A null body would otherwise be taken
+// for an empty request, and act on it.)
+func checkJSONText(raw []byte) error {
+	trimmed := bytes.TrimSpace(raw)
+	switch {
+	case len(trimmed) == 0:
+		return badRequest("the request body is empty: send a JSON object")
+	case !utf8.Valid(raw):
+		return badRequest("the body is not valid UTF-8 (at byte %d): send text as UTF-8", invalidUTF8At(raw))
+	case trimmed[0] != '{' && json.Valid(trimmed):
+		return badRequest("the body must be a JSON object ({…}), not %.20s", trimmed)
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > maxJSONDepth {
+				return badRequest("the body nests objects and arrays more than %d deep", maxJSONDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // jsonPath drops the Go names of embedded structs ("Event.author") from a

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/hectormem/hector/pkg/facts"
 )
@@ -23,8 +22,12 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
+	ttl, err := facts.TTLSeconds(req.TTLSeconds)
+	if err != nil {
+		return err
+	}
 	f, err := s.svcs.Facts.Store(r.Context(), userFacts(r), facts.StoreRequest{Key: req.Key, Value: req.Value, Category: req.Category,
-		Tags: req.Tags, TTL: time.Duration(req.TTLSeconds) * time.Second})
+		Tags: req.Tags, TTL: ttl})
 	if err != nil {
 		return err
 	}

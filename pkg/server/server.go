@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
@@ -94,8 +96,73 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))
-	s.handler = mux
+	s.handler = s.guard(mux)
 	return s, nil
+}
+
+// guard refuses what a web page of another site can make a browser send:
+// a write from another origin (a form or a fetch of text/plain needs no
+// permission from the API, and with auth off, the zero-config default,
+// would be acted on), and, on a loopback address, a request for a host
+// name that is not this machine's (DNS rebinding: a page whose name points
+// at 127.0.0.1 is same-origin with itself). Clients that are not browsers
+// send neither sign and are not affected.
+func (s *Server) guard(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{http.StatusForbidden, "cross_origin", "a write from a page of another origin is refused"})
+	}))
+	h := wellFormed(cop.Handler(next))
+	if !IsLoopback(s.cfg.Server.Address) {
+		return h
+	}
+	allowed := map[string]bool{}
+	for _, name := range s.cfg.Server.AllowedHosts {
+		allowed[strings.ToLower(name)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.Trim(host, "[]"))
+		if !loopbackHost(host) && !allowed[host] {
+			writeError(w, &apiError{http.StatusForbidden, "host_not_allowed", fmt.Sprintf(
+				"this server listens on loopback and answers to localhost and loopback addresses only, not to host %q: if that name is yours, add it to server.allowed_hosts", r.Host)})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// wellFormed refuses a path or query that is not valid UTF-8 or holds a
+// NUL: no name Hector stores can, and PostgreSQL would fail on it with a 500.
+func wellFormed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bad := func(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
+		what := ""
+		if bad(r.URL.Path) {
+			what = "path"
+		}
+		for name, values := range r.URL.Query() {
+			if bad(name) || slices.ContainsFunc(values, bad) {
+				what = "query"
+			}
+		}
+		if what != "" {
+			writeError(w, toAPIError(badRequest("the request's %s is not valid UTF-8 or holds a NUL (%%00): percent-encode names as UTF-8", what)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func loopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

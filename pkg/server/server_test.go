@@ -84,6 +84,10 @@ func do(t testing.TB, s *Server, method, path, key string, body any) *httptest.R
 		r = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, r)
+	req.Host = "127.0.0.1:8080"
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}

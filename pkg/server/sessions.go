@@ -59,6 +59,24 @@ func intParam(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
+// boolParam reads a flag: present and empty (?stream), or any of Go's
+// spellings of true and false (1, t, TRUE, true, 0, false, …).
+func boolParam(r *http.Request, name string) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return false, nil
+	}
+	v := q.Get(name)
+	if v == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest("query parameter %s=%q is not true or false", name, v)
+	}
+	return b, nil
+}
+
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	size, err := intParam(r, "page_size")
 	if err != nil {
@@ -129,6 +147,12 @@ func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Seq != 0 || req.Cursor != 0 {
 		return badRequest("seq and cursor are assigned by the server: leave them out (use expected_seq for compare-and-swap)")
+	}
+	if req.Partial {
+		return badRequest("partial events are streaming chunks, which are never stored: leave partial out to store the event")
+	}
+	if req.ExpectedSeq != nil && *req.ExpectedSeq < 0 {
+		return badRequest("expected_seq %d is negative: give the sequence number of the session's last event (0 when it has none)", *req.ExpectedSeq)
 	}
 	// Appending needs only the session's key, not a read of it.
 	sess := session.Ref(r.PathValue("app"), r.PathValue("user"), r.PathValue("id"))

@@ -53,6 +53,7 @@ type pendingAppend struct {
 	opts  appendOptions
 	delta state.Delta
 	row   eventRow
+	msg   *Message // the event's message, its role in Hector's words
 }
 
 // prepareAppend validates an append without touching the store, so bad input
@@ -88,7 +89,8 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	if !time.Unix(0, ts.UnixNano()).Equal(ts) {
 		return nil, invalid("event timestamp %s is outside the years 1678 to 2262", ts)
 	}
-	if err := validateMessage(ev.Message); err != nil {
+	msg, err := normalizeMessage(ev.Message)
+	if err != nil {
 		return nil, err
 	}
 	delta, err := splitDelta(ev.Actions.StateDelta, l.maxValueBytes)
@@ -101,14 +103,14 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 		actions.StateDelta = nil
 	}
 	payload, err := json.Marshal(eventPayload{InvocationID: ev.InvocationID, Author: ev.Author, Branch: ev.Branch,
-		Message: ev.Message, Actions: actions, Metadata: ev.Metadata})
+		Message: msg, Actions: actions, Metadata: ev.Metadata})
 	if err != nil {
 		return nil, invalid("event %q cannot be stored as JSON: %v", id, err)
 	}
 	if len(payload) > l.maxEventBytes {
 		return nil, invalid("event %q is %d bytes, over the limit of %d", id, len(payload), l.maxEventBytes)
 	}
-	p := &pendingAppend{h: h, key: sessionKey{owner{h.app, h.user}, h.id}, delta: delta, row: eventRow{
+	p := &pendingAppend{h: h, key: sessionKey{owner{h.app, h.user}, h.id}, delta: delta, msg: msg, row: eventRow{
 		AppName: h.app, UserID: h.user, SessionID: h.id,
 		EventID: id, TimestampNs: ts.UnixNano(), Payload: longText(payload),
 	}}
@@ -126,7 +128,7 @@ func (p *pendingAppend) finish(ev *Event, seq, cursor int64, updated time.Time) 
 	if err != nil {
 		return err
 	}
-	ev.ID, ev.Timestamp, ev.Seq, ev.Cursor = stored.ID, stored.Timestamp, seq, cursor
+	ev.ID, ev.Timestamp, ev.Seq, ev.Cursor, ev.Message = stored.ID, stored.Timestamp, seq, cursor, p.msg
 	p.h.committed(stored, p.delta, updated)
 	return nil
 }

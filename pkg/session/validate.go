@@ -73,10 +73,31 @@ func splitScopedDelta(delta map[string]any, scope state.Scope, maxValueBytes int
 	return want, nil
 }
 
-func validateMessage(m *Message) error {
+// roleAliases are the roles agent frameworks write for Hector's own:
+// Gemini and ADK say model, OpenAI developer (for system) and function.
+var roleAliases = map[string]string{"model": RoleAssistant, "developer": RoleSystem, "function": RoleTool}
+
+// normalizeMessage returns m with its role in Hector's words (a copy when
+// it was another framework's), or an error naming what is wrong with it.
+func normalizeMessage(m *Message) (*Message, error) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
+	switch m.Role {
+	case RoleUser, RoleAssistant, RoleSystem, RoleTool:
+	default:
+		role, ok := roleAliases[m.Role]
+		if !ok {
+			return nil, invalid("message role %q is not one of user, assistant, system or tool (model, developer and function are taken as assistant, system and tool; roles are lowercase)", m.Role)
+		}
+		c := *m
+		c.Role = role
+		m = &c
+	}
+	return m, validateParts(m)
+}
+
+func validateParts(m *Message) error {
 	for i, p := range m.Parts {
 		var ok bool
 		switch p.Type {

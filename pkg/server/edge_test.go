@@ -1,0 +1,151 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/config"
+)
+
+// onEachDatabase runs fn on a server whose sessions and facts are in
+// SQLite, PostgreSQL and MySQL in turn (each skipped without its server).
+func onEachDatabase(t *testing.T, fn func(t *testing.T, s *Server)) {
+	for _, driver := range []string{"sqlite", "postgres", "mysql"} {
+		t.Run(driver, func(t *testing.T) {
+			dsn := t.TempDir() + "/hector.db"
+			switch driver {
+			case "postgres":
+				dsn = testdb.PostgresDSN(t)
+			case "mysql":
+				dsn = testdb.MySQLDSN(t)
+			}
+			t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
+			s := newTestServer(t, func(c *config.Config) {
+				c.Databases = map[string]config.Database{"main": {Driver: driver, DSN: dsn}}
+				c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
+				c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
+			})
+			fn(t, s)
+		})
+	}
+}
+
+func send(s *Server, method, path, contentType, body string, edit ...func(*http.Request)) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:8080"
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for _, e := range edit {
+		e(req)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
+// Bad input is refused with a 400 that says what is wrong, changes
+// nothing, and is never a 500, on every database.
+func TestBadInputIsRefused(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, s *Server) {
+		u := "/v1/apps/a/users/alice"
+		if w := send(s, "POST", u+"/sessions", "application/json", `{"session_id": "s"}`); w.Code != 201 {
+			t.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+		event := func(role string) string {
+			return fmt.Sprintf(`{"author": "a", "message": {"role": %q, "parts": [{"type": "text", "text": "hi"}]}}`, role)
+		}
+		deep := `{"author": "a", "actions": {"state_delta": {"k": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}}}`
+		for _, tc := range []struct {
+			name, method, path, contentType, body string
+			status                                int
+			says                                  string
+		}{
+			{"huge ttl", "POST", u + "/facts", "application/json", `{"key": "k", "value": "v", "ttl_seconds": 18446830473}`, 400, "ttl_seconds 18446830473 is too large"},
+			{"ttl past a duration", "POST", u + "/facts", "application/json", `{"key": "k", "value": "v", "ttl_seconds": 4611686018427387904}`, 400, "too large"},
+			{"invalid UTF-8 in a fact key", "GET", u + "/facts/%FF", "", "", 400, "not valid UTF-8"},
+			{"invalid UTF-8 in a query", "GET", u + "/facts?prefix=%FF", "", "", 400, "not valid UTF-8"},
+			{"invalid UTF-8 in an app", "GET", "/v1/apps/%FF/users", "", "", 400, "not valid UTF-8"},
+			{"NUL in a path", "GET", u + "/sessions/a%00b", "", "", 400, "NUL"},
+			{"invalid UTF-8 in a body", "POST", u + "/sessions", "application/json", "{\"session_id\": \"\xff\xfe\"}", 400, "not valid UTF-8"},
+			{"a null body", "POST", u + "/sessions/s/events", "application/json", `null`, 400, "JSON object"},
+			{"an array body", "POST", u + "/sessions/s/events", "application/json", `[]`, 400, "JSON object"},
+			{"a partial event", "POST", u + "/sessions/s/events", "application/json", `{"author": "a", "partial": true}`, 400, "partial"},
+			{"a negative expected_seq", "POST", u + "/sessions/s/events", "application/json", `{"author": "a", "expected_seq": -1}`, 400, "expected_seq -1"},
+			{"nesting 5,000 deep", "POST", u + "/sessions/s/events", "application/json", deep, 400, "more than 64 deep"},
+			{"an unknown role", "POST", u + "/sessions/s/events", "application/json", event("robot"), 400, "user, assistant, system or tool"},
+			{"a capitalised role", "POST", u + "/sessions/s/events", "application/json", event("User"), 400, "lowercase"},
+			{"text/plain", "POST", u + "/sessions/s/events", "text/plain", event("user"), 415, "Content-Type: application/json"},
+			{"a form", "POST", u + "/facts", "application/x-www-form-urlencoded", `{"key": "k", "value": "v"}`, 415, "--json"},
+			{"no content type", "POST", u + "/facts:forget", "", `{"selector": "all"}`, 415, "none"},
+		} {
+			w := send(s, tc.method, tc.path, tc.contentType, tc.body)
+			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.says) {
+				t.Errorf("%s: %d %s, want %d saying %q", tc.name, w.Code, w.Body, tc.status, tc.says)
+			}
+		}
+		// Nothing was stored by any of them.
+		if w := send(s, "GET", u+"/sessions/s", "", ""); !strings.Contains(w.Body.String(), `"last_seq":0`) {
+			t.Errorf("a refused request appended: %s", w.Body)
+		}
+		if w := send(s, "GET", u+"/facts", "", ""); w.Body.String() != "{\"facts\":[]}\n" {
+			t.Errorf("a refused request stored a fact: %s", w.Body)
+		}
+		if w := send(s, "GET", u+"/sessions", "", ""); strings.Count(w.Body.String(), `"id"`) != 1 {
+			t.Errorf("a refused request created a session: %s", w.Body)
+		}
+		// Roles as other frameworks write them are taken, in Hector's words.
+		w := send(s, "POST", u+"/sessions/s/events", "application/json", event("model"))
+		if w.Code != 201 || !strings.Contains(w.Body.String(), `"role":"assistant"`) {
+			t.Errorf("a model message: %d %s, want it stored as the assistant's", w.Code, w.Body)
+		}
+		if w := send(s, "POST", u+"/facts", "application/json; charset=utf-8", `{"key": "k", "value": "v", "ttl_seconds": 7200}`); w.Code != 201 {
+			t.Errorf("a fact with JSON's content type and a charset: %d %s", w.Code, w.Body)
+		}
+	})
+}
+
+// A server on loopback answers to loopback names only (or those
+// configured), so a page whose name is pointed at 127.0.0.1 (DNS
+// rebinding) cannot reach it; browsers' writes from another origin are
+// refused on every route.
+func TestLoopbackHostsAndOrigins(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) { c.Server.AllowedHosts = []string{"hector.internal"} })
+	host := func(h string) func(*http.Request) { return func(r *http.Request) { r.Host = h } }
+	for h, want := range map[string]int{"evil.example": 403, "evil.example:8080": 403, "127.0.0.2:1": 200, "localhost": 200,
+		"[::1]:8080": 200, "hector.internal:8080": 200, "HECTOR.internal": 200, "127.0.0.1.evil.example": 403} {
+		w := send(s, "GET", "/v1/whoami", "", "", host(h))
+		if w.Code != want {
+			t.Errorf("Host %s: %d %s, want %d", h, w.Code, w.Body, want)
+		}
+		if want == 403 && !strings.Contains(w.Body.String(), "server.allowed_hosts") {
+			t.Errorf("Host %s: the refusal does not say how to allow it: %s", h, w.Body)
+		}
+	}
+	public := newTestServer(t, func(c *config.Config) { c.Server.Address = "0.0.0.0:8080" })
+	if w := send(public, "GET", "/v1/whoami", "", "", host("hector.example.com")); w.Code != 200 {
+		t.Errorf("a server on all interfaces refused a host name: %d %s", w.Code, w.Body)
+	}
+
+	crossSite := func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }
+	otherOrigin := func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }
+	for _, edit := range []func(*http.Request){crossSite, otherOrigin} {
+		for _, path := range []string{"/v1/apps/a/users/alice/sessions", "/v1/apps/a/users/alice/facts:forget", "/memories/add", "/mcp"} {
+			if w := send(s, "POST", path, "application/json", `{}`, edit); w.Code != 403 || !strings.Contains(w.Body.String(), "cross_origin") {
+				t.Errorf("POST %s from another origin: %d %s", path, w.Code, w.Body)
+			}
+		}
+	}
+	sameOrigin := func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-origin") }
+	if w := send(s, "POST", "/v1/apps/a/users/alice/sessions", "application/json", `{}`, sameOrigin); w.Code != 201 {
+		t.Errorf("a same-origin write: %d %s", w.Code, w.Body)
+	}
+	if w := send(s, "GET", "/v1/apps/a/users/alice/sessions", "", "", crossSite); w.Code != 200 {
+		t.Errorf("a cross-site read (which the browser keeps from the page): %d", w.Code)
+	}
+}
