@@ -181,10 +181,16 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 		}
 		return nil, err
 	}
-	for _, ev := range turn {
-		if err := r.sessions.AppendEvent(store, sess, ev); err != nil {
-			return nil, fmt.Errorf("storing the turn: %w", err)
+	// The turn is stored whole or not at all: a tool call is never kept
+	// without its result, nor a reply without the message it answers.
+	if err := r.sessions.AppendEvents(store, sess, turn); err != nil {
+		err = fmt.Errorf("storing the turn: %w", err)
+		if len(turn) > 1 { // as a failed turn does, keep the user's message
+			if serr := r.sessions.AppendEvent(store, sess, turn[0]); serr != nil {
+				err = errors.Join(err, fmt.Errorf("saving the message: %w", serr))
+			}
 		}
+		return nil, err
 	}
 	if r.cfg.Remote != nil {
 		audits = append(audits, r.cfg.Remote.remember(store, req.UserID, sess.ID(), turn)...)

@@ -28,6 +28,7 @@ func onEachDatabase(t *testing.T, fn func(t *testing.T, s *Server)) {
 				c.Databases = map[string]config.Database{"main": {Driver: driver, DSN: dsn}}
 				c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
 				c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
+				c.Server.Limits.MaxBodyMB = 4 // room for an event over the session's limit
 			})
 			fn(t, s)
 		})

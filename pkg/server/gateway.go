@@ -105,14 +105,20 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request) error {
 		events = append(events, &session.Event{Author: author, Timestamp: time.UnixMilli(m.Timestamp),
 			Message: session.NewTextMessage(m.Role, m.Content)})
 	}
-	sess, err := s.gatewaySession(r.Context(), app, req.UserID, sid, true)
+	// All of the messages or none: a refused add stores nothing, so its
+	// corrected retry stores each message once. Every event is checked
+	// before the session is looked for, so a refused first add of a chat
+	// does not leave an empty session behind either.
+	ref := session.Ref(app, req.UserID, sid)
+	err = s.svcs.Sessions.AppendEvents(r.Context(), ref, events)
+	if errors.Is(err, session.ErrNotFound) {
+		_, err = s.svcs.Sessions.Create(r.Context(), &session.CreateRequest{AppName: app, UserID: req.UserID, SessionID: sid})
+		if err == nil || errors.Is(err, session.ErrAlreadyExists) { // made meanwhile by another add: as good
+			err = s.svcs.Sessions.AppendEvents(r.Context(), ref, events)
+		}
+	}
 	if err != nil {
 		return err
-	}
-	for _, ev := range events { // the key is not part of what is stored
-		if err := s.svcs.Sessions.AppendEvent(r.Context(), sess, ev); err != nil {
-			return err
-		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"added": len(events)})
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/pkg/gateway"
+	"github.com/hectormem/hector/pkg/session"
 )
 
 func gatewayClient(t *testing.T, s *Server) *gateway.Client {
@@ -223,4 +224,35 @@ func TestGatewayClientPayloads(t *testing.T) {
 	if _, err := bad.Search(t.Context(), gateway.SearchRequest{Identity: id}); !errors.As(err, &ge) || ge.Code != "malformed" {
 		t.Errorf("malformed answer: %v", err)
 	}
+}
+
+// A gateway add stores all of its messages or none, on every database: a
+// refused add (a message over the size limit after a good one, a time out
+// of range) stores nothing and makes no session, so its corrected retry
+// stores each message once.
+func TestGatewayAddIsAtomic(t *testing.T) {
+	onEachDatabase(t, func(t *testing.T, s *Server) {
+		c := gatewayClient(t, s)
+		alice := gateway.Identity{UserID: "alice", UserKey: aliceKey, AppID: "a"}
+		huge := msgs("a small first message", strings.Repeat("x", session.DefaultMaxEventBytes))
+		if err := c.Add(t.Context(), gateway.AddRequest{Identity: alice, SessionID: "chat:1", Messages: huge}); err == nil {
+			t.Fatal("an add with a message over the size limit was accepted")
+		}
+		farFuture := msgs("a message from the year 2300")
+		farFuture[0].Timestamp = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+		if err := c.Add(t.Context(), gateway.AddRequest{Identity: alice, SessionID: "chat:2", Messages: farFuture}); err == nil {
+			t.Fatal("an add from the year 2300 was accepted")
+		}
+		if w := do(t, s, "GET", "/v1/apps/a/users/alice/sessions", adminKey, nil); strings.Contains(w.Body.String(), "chat:") {
+			t.Errorf("refused adds left sessions: %s", w.Body)
+		}
+		fixed := msgs("a small first message", "a second one, shorter now")
+		if err := c.Add(t.Context(), gateway.AddRequest{Identity: alice, SessionID: "chat:1", Messages: fixed}); err != nil {
+			t.Fatal(err)
+		}
+		w := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/chat:1", adminKey, nil)
+		if n := strings.Count(w.Body.String(), "a small first message"); n != 1 || !strings.Contains(w.Body.String(), `"last_seq":2`) {
+			t.Errorf("after the corrected retry the first message is stored %d times: %s", n, w.Body)
+		}
+	})
 }

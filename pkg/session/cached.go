@@ -185,32 +185,47 @@ func (c *Cached) forget(key sessionKey) {
 // AppendEvent appends through the backend and, once it has committed,
 // extends the cached events of the session.
 func (c *Cached) AppendEvent(ctx context.Context, s Session, ev *Event, opts ...AppendOption) error {
-	if err := c.Service.AppendEvent(ctx, s, ev, opts...); err != nil || ev == nil || ev.Partial {
+	return c.AppendEvents(ctx, s, []*Event{ev}, opts...)
+}
+
+// AppendEvents appends through the backend and, once it has committed,
+// extends the cached events of the session.
+func (c *Cached) AppendEvents(ctx context.Context, s Session, evs []*Event, opts ...AppendOption) error {
+	if err := c.Service.AppendEvents(ctx, s, evs, opts...); err != nil {
 		return err
 	}
+	for _, ev := range evs {
+		if ev != nil && !ev.Partial {
+			c.extend(s, ev)
+		}
+	}
+	return nil
+}
+
+// extend appends a committed event to its session's cached events.
+func (c *Cached) extend(s Session, ev *Event) {
 	h, ok := s.(*handle)
 	if !ok {
-		return nil
+		return
 	}
 	key := sessionKey{owner{h.app, h.user}, h.id}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
 	if !ok {
-		return nil
+		return
 	}
 	e := el.Value.(*cacheEntry)
 	if last := e.last(); (last == nil && ev.Seq != 1) || (last != nil && last.Seq != ev.Seq-1) {
 		// Another writer appended in between: the next Get reads afresh.
 		delete(c.entries, key)
 		c.lru.Remove(el)
-		return nil
+		return
 	}
 	e.events = append(e.events, copyEvent(ev))
 	if len(e.events) > maxCachedEvents {
 		e.events, e.complete = e.events[len(e.events)-maxCachedEvents:], false
 	}
-	return nil
 }
 
 func (c *Cached) Delete(ctx context.Context, req *DeleteRequest) error {

@@ -177,11 +177,15 @@ func (m *inMemoryService) delete(key sessionKey) error {
 }
 
 func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event, opts ...AppendOption) error {
-	p, err := m.prepareAppend(s, ev, opts)
-	if err != nil || p == nil {
+	return m.AppendEvents(ctx, s, []*Event{ev}, opts...)
+}
+
+func (m *inMemoryService) AppendEvents(ctx context.Context, s Session, evs []*Event, opts ...AppendOption) error {
+	batch, err := m.prepareBatch(s, evs, opts)
+	if err != nil || len(batch) == 0 {
 		return err
 	}
-	key, o := p.key, p.opts
+	key, o := batch[0].key, batch[0].opts
 	now := time.Now()
 
 	m.mu.Lock()
@@ -194,27 +198,36 @@ func (m *inMemoryService) AppendEvent(ctx context.Context, s Session, ev *Event,
 	if o.expectSeq != nil && *o.expectSeq != lastSeq {
 		return conflict(key, *o.expectSeq, lastSeq)
 	}
-	if stored.eventIDs[p.row.EventID] {
-		return eventExists(key, p.row.EventID)
+	rows := make([]eventRow, len(batch))
+	decoded := make([]*Event, len(batch))
+	cursors := make([]int64, len(batch))
+	for i, p := range batch {
+		if stored.eventIDs[p.row.EventID] {
+			return eventExists(key, p.row.EventID)
+		}
+		rows[i] = p.row
+		rows[i].Seq, rows[i].Cursor = lastSeq+1+int64(i), m.cursor+1+int64(i)
+		cursors[i] = rows[i].Cursor
+		// Decoded from the row, not taken from ev: the values are then exactly
+		// those a SQL backend would hand back (JSON numbers as float64, say).
+		if decoded[i], err = rows[i].event(); err != nil {
+			return err
+		}
 	}
-	m.cursor++
-	row := p.row
-	row.Seq, row.Cursor = lastSeq+1, m.cursor
-	// Decoded from the row, not taken from ev: the values are then exactly
-	// those a SQL backend would hand back (JSON numbers as float64, say).
-	decoded, err := row.event()
-	if err != nil {
-		return err
-	}
+	// Checked, every one: now nothing can fail, and all of them are stored.
+	m.cursor += int64(len(batch))
 	stored.decoded = append(stored.decoded, make([]*Event, len(stored.events)-len(stored.decoded))...)
-	stored.events = append(stored.events, row)
-	stored.decoded = append(stored.decoded, decoded)
-	stored.eventIDs[row.EventID] = true
+	for i, p := range batch {
+		row := &rows[i]
+		stored.events = append(stored.events, *row)
+		stored.decoded = append(stored.decoded, decoded[i])
+		stored.eventIDs[row.EventID] = true
+		state.Apply(stored.state, state.CloneMap(p.delta.Session))
+		m.applyShared(key.owner, p.delta)
+		m.feed = append(m.feed, memChange{cursor: row.Cursor, key: key, row: row})
+	}
 	stored.updatedNs = now.UnixNano()
-	state.Apply(stored.state, state.CloneMap(p.delta.Session))
-	m.applyShared(key.owner, p.delta)
-	m.feed = append(m.feed, memChange{cursor: row.Cursor, key: key, row: &row})
-	return p.finish(ev, row.Seq, row.Cursor, now)
+	return finishBatch(batch, evs, lastSeq+1, cursors, now)
 }
 
 func (m *inMemoryService) AppState(ctx context.Context, appName string) (map[string]any, error) {

@@ -38,6 +38,13 @@ type Service interface {
 	// and Cursor. Partial events are ignored. On error nothing was written
 	// and neither s nor ev changed.
 	AppendEvent(ctx context.Context, s Session, ev *Event, opts ...AppendOption) error
+	// AppendEvents appends evs in order as one write: all of them and their
+	// state deltas in one transaction, with consecutive sequence numbers,
+	// or none of them (every event is validated before any is written).
+	// The options apply to the batch: ExpectLastSeq is the session's
+	// sequence number before its first event. On success s and each event
+	// are updated as AppendEvent updates them.
+	AppendEvents(ctx context.Context, s Session, evs []*Event, opts ...AppendOption) error
 
 	// AppState returns an app's app: keys.
 	AppState(ctx context.Context, appName string) (map[string]any, error)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -439,40 +440,62 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 }
 
 func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, opts ...AppendOption) error {
+	return s.AppendEvents(ctx, sess, []*Event{ev}, opts...)
+}
+
+// appendOneOnPostgres appends one event in one statement (appendAlone).
+func (s *SQLService) appendOneOnPostgres(ctx context.Context, sess Session, ev *Event, opts []AppendOption) error {
 	p, err := s.prepareAppend(sess, ev, opts)
 	if err != nil || p == nil {
 		return err
 	}
-	key, o := p.key, p.opts
 	now := time.Now()
 	var seq, cursor int64
-	if s.stmts.dialect == "postgres" {
-		err = retryTransient(func() (err error) {
-			seq, cursor, err = s.appendAlone(ctx, p, now)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		return p.finish(ev, seq, cursor, now)
+	err = retryTransient(func() (err error) {
+		seq, cursor, err = s.appendAlone(ctx, p, now)
+		return err
+	})
+	if err != nil {
+		return err
 	}
+	return p.finish(ev, seq, cursor, now)
+}
+
+func (s *SQLService) AppendEvents(ctx context.Context, sess Session, evs []*Event, opts ...AppendOption) error {
+	if len(evs) == 1 && s.stmts.dialect == "postgres" {
+		return s.appendOneOnPostgres(ctx, sess, evs[0], opts)
+	}
+	batch, err := s.prepareBatch(sess, evs, opts)
+	if err != nil || len(batch) == 0 {
+		return err
+	}
+	key, o := batch[0].key, batch[0].opts
+	now := time.Now()
+	var first int64
+	cursors := make([]int64, len(batch))
 	err = s.write(ctx, func(w *sqlTx) error {
-		// Taking the next sequence number locks the session's row until
-		// commit: appends to one session are serialised, never interleaved.
-		q := "UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE app_name = ? AND user_id = ? AND id = ?"
+		// Taking the sequence numbers locks the session's row until commit:
+		// appends to one session are serialised, never interleaved.
+		n := len(batch)
+		next := "last_seq + " + strconv.Itoa(n)
+		if w.dialect == "mysql" { // which LAST_INSERT_ID then hands back
+			next = "LAST_INSERT_ID(" + next + ")"
+		}
+		q := "UPDATE sessions SET last_seq = " + next + ", updated_ns = ? WHERE app_name = ? AND user_id = ? AND id = ?"
 		args := []any{now.UnixNano(), key.app, key.user, key.id}
 		if o.expectSeq != nil {
 			q += " AND last_seq = ?"
 			args = append(args, *o.expectSeq)
 		}
+		var last int64
 		var ok bool
 		var err error
 		if w.dialect == "mysql" {
-			var n int64
-			n, seq, err = w.execID(strings.Replace(q, "last_seq = last_seq + 1", "last_seq = LAST_INSERT_ID(last_seq + 1)", 1), args...)
-			ok = n == 1
+			var rows int64
+			rows, last, err = w.execID(q, args...)
+			ok = rows == 1
 		} else {
-			seq, ok, err = w.returning(q+" RETURNING last_seq", args...)
+			last, ok, err = w.returning(q+" RETURNING last_seq", args...)
 		}
 		if err != nil {
 			return err
@@ -481,22 +504,28 @@ func (s *SQLService) AppendEvent(ctx context.Context, sess Session, ev *Event, o
 			actual, exists, err := w.returning(lastSeqOf, key.app, key.user, key.id)
 			return notAppended(key, o.expectSeq, actual, exists, err)
 		}
-		if err := writeState(w, key, p.delta); err != nil {
-			return err
+		first = last - int64(n) + 1
+		for i, p := range batch {
+			if err := writeState(w, key, p.delta); err != nil {
+				return err
+			}
+			// The cursor comes last: on PostgreSQL its lock is then held only for the inserts and the commit.
+			r := p.row
+			cursors[i], err = insertWithCursor(w, "events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload)",
+				r.AppName, r.UserID, r.SessionID, first+int64(i), r.EventID, r.TimestampNs, r.Payload)
+			if s.isDuplicateKey(err) { // the only unique key a fresh sequence number and cursor can break
+				return eventExists(key, r.EventID)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		// The cursor comes last: on PostgreSQL its lock is then held only for the insert and the commit.
-		r := p.row
-		cursor, err = insertWithCursor(w, "events (feed_cursor, app_name, user_id, session_id, seq, event_id, timestamp_ns, payload)",
-			r.AppName, r.UserID, r.SessionID, seq, r.EventID, r.TimestampNs, r.Payload)
-		if s.isDuplicateKey(err) { // the only unique key a fresh sequence number and cursor can break
-			return eventExists(key, r.EventID)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return p.finish(ev, seq, cursor, now)
+	return finishBatch(batch, evs, first, cursors, now)
 }
 
 const lastSeqOf = "SELECT last_seq FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?"

@@ -120,6 +120,50 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	return p, nil
 }
 
+// prepareBatch validates the events of one AppendEvents: every one before
+// any is written, as prepareAppend does each. Partial events are left out;
+// two events with one ID are refused. The options apply to the batch: an
+// expected sequence number is the session's before its first event.
+func (l limits) prepareBatch(s Session, evs []*Event, opts []AppendOption) ([]*pendingAppend, error) {
+	var batch []*pendingAppend
+	ids := make(map[string]int, len(evs))
+	for i, ev := range evs {
+		p, err := l.prepareAppend(s, ev, opts)
+		if err != nil && len(evs) > 1 {
+			return nil, fmt.Errorf("event %d of %d: %w", i+1, len(evs), err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			continue
+		}
+		if j, dup := ids[p.row.EventID]; dup {
+			return nil, invalid("events %d and %d of %d have one ID, %q", j+1, i+1, len(evs), p.row.EventID)
+		}
+		ids[p.row.EventID] = i
+		batch = append(batch, p)
+	}
+	return batch, nil
+}
+
+// finishBatch finishes each append of a batch in order, the events that
+// went into it without its partial ones, once the store has committed them
+// with consecutive sequence numbers from first and the given cursors.
+func finishBatch(batch []*pendingAppend, evs []*Event, first int64, cursors []int64, updated time.Time) error {
+	i := 0
+	for _, ev := range evs {
+		if ev.Partial {
+			continue
+		}
+		if err := batch[i].finish(ev, first+int64(i), cursors[i], updated); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
+}
+
 // finish updates the handle and the caller's event once the store has
 // committed the append with the given sequence number and cursor.
 func (p *pendingAppend) finish(ev *Event, seq, cursor int64, updated time.Time) error {

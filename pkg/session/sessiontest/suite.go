@@ -54,6 +54,8 @@ func Run(t *testing.T, newService Factory) {
 		{"ConcurrentAppendsFailAlone", testConcurrentAppendsFailAlone},
 		{"FeedReaderNeverSkips", testFeedReaderNeverSkips},
 		{"ConcurrentUserState", testConcurrentUserState},
+		{"AppendBatch", testAppendBatch},
+		{"ConcurrentBatches", testConcurrentBatches},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newService(t)) })
