@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"maps"
 
 	"github.com/hectormem/hector/pkg/index/embed"
 )
@@ -129,8 +130,14 @@ func fuse(lists map[string][]SearchResult, limit int) []SearchResult {
 			key := eventKey{r.SessionID, r.EventID}
 			f := fused[key]
 			if f == nil {
+				// A copy, metadata included: the lists are the stores' and
+				// the caller's, and a store may leave Metadata nil.
 				f = &r
 				f.Score = 0
+				f.Metadata = maps.Clone(r.Metadata)
+				if f.Metadata == nil {
+					f.Metadata = map[string]any{}
+				}
 				f.Metadata["signals"] = map[string]int{}
 				fused[key] = f
 			}

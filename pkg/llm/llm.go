@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"github.com/hectormem/hector/internal/retry"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -313,10 +315,10 @@ func (c *Client) readStream(body io.Reader, onText func(string)) (*Response, err
 		return nil, fmt.Errorf("llm: the stream from %s ended without a finish_reason or [DONE]: the answer was cut off (%d characters arrived)", c.cfg.Model, content.Len())
 	}
 	out.Content = content.String()
-	for i := 0; i < len(calls); i++ {
-		if call, ok := calls[i]; ok {
-			out.ToolCalls = append(out.ToolCalls, *call)
-		}
+	// In the order of their indexes, whatever those are: some servers
+	// number calls from 1, or leave gaps.
+	for _, i := range slices.Sorted(maps.Keys(calls)) {
+		out.ToolCalls = append(out.ToolCalls, *calls[i])
 	}
 	return out, nil
 }

@@ -179,3 +179,28 @@ func TestErrorsInsideAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Streamed tool calls are kept whatever their indexes: some servers number
+// them from 1 or leave gaps, and a call left out would never be answered.
+func TestStreamedToolCallsWithIndexesNotFromZero(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, chunk := range []string{
+			`{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_a","function":{"name":"search_memory","arguments":"{\"query\":"}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"dogs\"}"}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"index":3,"id":"call_b","function":{"name":"memory_recall","arguments":"{}"}}]}}]}`,
+			`{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", chunk)
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(Config{BaseURL: srv.URL, Model: "m"})
+	resp, err := c.Stream(t.Context(), Request{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0].ID != "call_a" || resp.ToolCalls[0].Function.Arguments != `{"query":"dogs"}` || resp.ToolCalls[1].ID != "call_b" {
+		t.Errorf("tool calls %+v, want call_a then call_b, whole", resp.ToolCalls)
+	}
+}

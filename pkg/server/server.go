@@ -58,8 +58,9 @@ type Server struct {
 	routes  []route
 	handler http.Handler
 
-	limitMu  sync.Mutex
-	limiters map[string]*rate.Limiter
+	limitMu         sync.Mutex
+	limiters        map[string]*rate.Limiter
+	sweepLimitersAt int // the map's size at which idle limiters are dropped
 
 	strategyMu sync.Mutex
 	strategies map[workingmemory.Config]workingmemory.Strategy
@@ -76,7 +77,7 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 		return nil, err
 	}
 	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
-		limiters: map[string]*rate.Limiter{}, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
+		limiters: map[string]*rate.Limiter{}, sweepLimitersAt: minLimiterSweep, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
 	if s.agents, s.closers, err = newRunners(svcs, cfg, logger); err != nil {
 		s.Close()
 		return nil, err
@@ -267,11 +268,31 @@ func (s *Server) limiter(name string) *rate.Limiter {
 	defer s.limitMu.Unlock()
 	l := s.limiters[name]
 	if l == nil {
+		if len(s.limiters) >= s.sweepLimitersAt {
+			s.sweepLimiters()
+		}
 		l = rate.NewLimiter(rate.Limit(s.cfg.Server.Limits.RequestsPerSecond), s.cfg.Server.Limits.Burst)
 		s.limiters[name] = l
 	}
 	return l
 }
+
+// sweepLimiters drops the limiters whose bucket has filled up again: a new
+// one for the same name would be no different. Without it, every client
+// address that ever failed to authenticate would be kept for good. It runs
+// when the map has doubled since the last sweep, so it costs each new
+// name O(1) on average.
+func (s *Server) sweepLimiters() {
+	now := time.Now()
+	for name, l := range s.limiters {
+		if l.TokensAt(now) >= float64(l.Burst()) {
+			delete(s.limiters, name)
+		}
+	}
+	s.sweepLimitersAt = max(minLimiterSweep, 2*len(s.limiters))
+}
+
+const minLimiterSweep = 1024
 
 type statusRecorder struct {
 	http.ResponseWriter

@@ -247,6 +247,40 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// The per-address limiters of failed sign-ins do not pile up: those whose
+// bucket has filled again are dropped (a new one would be the same), while
+// one still limiting keeps its count.
+func TestIdleLimitersAreDropped(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) { c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 1000, 3 })
+	guess := func(addr string) int {
+		req := httptest.NewRequest("GET", "/v1/apps/a/users/alice/state", nil)
+		req.Host, req.RemoteAddr = "127.0.0.1:8080", addr
+		req.Header.Set("Authorization", "Bearer wrong-key-0123456789")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w.Code
+	}
+	slow := newTestServer(t, func(c *config.Config) { c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 0.001, 3 })
+	for range 4 {
+		slow.limiter("unauthenticated:10.0.0.1").Allow()
+	}
+	for i := range 10_000 {
+		if code := guess(fmt.Sprintf("10.%d.%d.%d:4000", i>>16, (i>>8)&255, i&255)); code != 401 {
+			t.Fatalf("guess %d: %d", i, code)
+		}
+		slow.limiter(fmt.Sprintf("unauthenticated:10.1.%d.%d", i>>8, i&255)).Allow()
+	}
+	s.limitMu.Lock()
+	n := len(s.limiters)
+	s.limitMu.Unlock()
+	if n > 2*minLimiterSweep {
+		t.Errorf("%d limiters kept after 10,000 addresses, each idle again at once", n)
+	}
+	if slow.limiter("unauthenticated:10.0.0.1").Allow() {
+		t.Error("a limiter that was still limiting was dropped, and its address let through")
+	}
+}
+
 func TestBadRequestsNameTheField(t *testing.T) {
 	s := newTestServer(t, nil)
 	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"})
