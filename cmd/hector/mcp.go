@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"os"
@@ -24,8 +25,9 @@ func mcpCommand() *cobra.Command {
 --app and --user (or $HECTOR_MCP_APP and $HECTOR_MCP_USER). Every tool acts for them alone.
 
 By default it opens the same configuration and data as hector serve (--config, --data-dir).
-When a server already owns that data directory, talk to it instead: --server URL, with the
-user's API key or JWT in $HECTOR_API_KEY (an app or admin key also needs --user, and --app).
+When a server already owns that data directory, talk to it instead: --server URL, and when
+its auth is on, the user's API key or JWT in $HECTOR_API_KEY (an app or admin key, or none
+with auth off, also needs --user and --app).
 Logs go to stderr; stdout carries the protocol.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -45,7 +47,7 @@ Logs go to stderr; stdout carries the protocol.`,
 	}
 	cmd.Flags().StringVar(&app, "app", os.Getenv("HECTOR_MCP_APP"), "the app whose memory to serve ($HECTOR_MCP_APP)")
 	cmd.Flags().StringVar(&user, "user", os.Getenv("HECTOR_MCP_USER"), "the user whose memory to serve ($HECTOR_MCP_USER)")
-	cmd.Flags().StringVar(&serverURL, "server", "", "use the running Hector server at this URL (credential in $HECTOR_API_KEY)")
+	cmd.Flags().StringVar(&serverURL, "server", "", "use the running Hector server at this URL (with auth on, the credential in $HECTOR_API_KEY)")
 	return cmd
 }
 
@@ -68,11 +70,12 @@ func mcpLocal(ctx context.Context, cfg *config.Config, id mcp.Identity) error {
 
 // mcpRemote serves over stdio what a running server serves at /mcp.
 func mcpRemote(ctx context.Context, url, app, user string) error {
+	// A server with auth off (on loopback) needs no credential.
 	key := os.Getenv("HECTOR_API_KEY")
-	if key == "" {
-		return errors.New("--server needs a credential: put the user's API key or JWT in $HECTOR_API_KEY")
-	}
 	remote, err := mcp.Remote(ctx, url, key, app, user)
+	if errors.Is(err, mcp.ErrUnauthorized) && key == "" {
+		return fmt.Errorf("the server at %s needs a credential: put the user's API key or JWT in $HECTOR_API_KEY", url)
+	}
 	if err != nil {
 		return err
 	}

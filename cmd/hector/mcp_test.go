@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,7 +59,8 @@ func TestMCPStdio(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "hector mcp --server "+p.base) {
 		t.Errorf("hector mcp beside a running server: %v %s", err, out)
 	}
-	remote := stdioClient(t, []string{"HECTOR_API_KEY=local"}, "--server", p.base, "--app", "demo", "--user", "alice")
+	// A server with auth off needs no credential.
+	remote := stdioClient(t, nil, "--server", p.base, "--app", "demo", "--user", "alice")
 	if got := searchOver(t, remote, "bees"); len(got) != 1 || got[0]["session_id"] != "alice-s" {
 		t.Errorf("search through the server: %+v", got)
 	}
@@ -250,7 +253,7 @@ func TestMCPMatchesREST(t *testing.T) {
 	}
 	defer overHTTP.Close()
 	exercise(t, overHTTP, want)
-	exercise(t, stdioClient(t, []string{"HECTOR_API_KEY=local"}, "--server", p.base, "--app", "demo", "--user", "alice"), want)
+	exercise(t, stdioClient(t, nil, "--server", p.base, "--app", "demo", "--user", "alice"), want)
 
 	// Bad requests at /mcp: no identity, an oversized body.
 	req, _ := http.NewRequest("POST", p.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -261,4 +264,19 @@ func TestMCPMatchesREST(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()
 	exercise(t, stdioClient(t, nil, "--data-dir", dir, "--app", "demo", "--user", "alice"), want)
+}
+
+// A server with auth on asks for a credential, and hector mcp --server
+// without one says where to put it.
+func TestMCPStdioNeedsTheCredentialAServerAsksFor(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "auth.yaml")
+	os.WriteFile(cfg, []byte("server:\n  auth:\n    api_keys:\n      - {name: ops, key_env: HECTOR_TEST_OPS_KEY, role: admin}\n"), 0o600)
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_TEST_OPS_KEY=ops-key-0123456789"}, "--config", cfg)
+	cmd := exec.Command(binary, "mcp", "--server", p.base, "--app", "demo", "--user", "alice")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "HECTOR_API_KEY=") })
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs a credential") || !strings.Contains(string(out), "$HECTOR_API_KEY") {
+		t.Errorf("hector mcp --server without a key, on a server with auth on: %v %s", err, out)
+	}
 }

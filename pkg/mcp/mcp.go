@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,7 +85,7 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "list_sessions", Description: "List this user's past conversations (sessions), newest first, a page at a time."}, h.listSessions)
 	sdk.AddTool(s, &sdk.Tool{Name: "get_session", Description: "Read one of this user's past conversations: its most recent events, " +
 		"a page at a time going back (pass before_seq from the previous page)."}, h.getSession)
-	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "hector://sessions/{id}", Name: "session", Title: "A past conversation",
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "hector://sessions/{+id}", Name: "session", Title: "A past conversation",
 		Description: "One of this user's sessions with its 50 most recent events.", MIMEType: "application/json"}, h.sessionResource)
 	return s
 }
@@ -305,8 +307,8 @@ func (h *handlers) sessionResource(ctx context.Context, req *sdk.ReadResourceReq
 	if err != nil {
 		return nil, err
 	}
-	var sessionID string
-	if _, err := fmt.Sscanf(req.Params.URI, "hector://sessions/%s", &sessionID); err != nil {
+	sessionID, ok := sessionOfURI(req.Params.URI)
+	if !ok {
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
 	out, err := h.events(ctx, id, sessionID, 50, 0)
@@ -316,10 +318,29 @@ func (h *handlers) sessionResource(ctx context.Context, req *sdk.ReadResourceReq
 	return jsonResource(req.Params.URI, out)
 }
 
+// sessionOfURI returns the session ID of a hector://sessions/{id} URI: the
+// rest of the URI, percent-decoded as the template expands it (chat:42 is
+// chat%3A42), or as written when it is not percent-encoded.
+func sessionOfURI(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, sessionURIPrefix)
+	if !ok || rest == "" {
+		return "", false
+	}
+	if id, err := url.PathUnescape(rest); err == nil {
+		return id, true
+	}
+	return rest, true
+}
+
+const sessionURIPrefix = "hector://sessions/"
+
+// jsonResource is a resource read of v. Every resource is one user's, so
+// only that user's client may cache it.
 func jsonResource(uri string, v any) (*sdk.ReadResourceResult, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
+	return &sdk.ReadResourceResult{Cacheable: sdk.Cacheable{CacheScope: "private"},
+		Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}}, nil
 }

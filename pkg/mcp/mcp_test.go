@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -206,7 +207,7 @@ func TestToolsAndResources(t *testing.T) {
 		t.Errorf("sessions/alice-2 = %v, %v", res, err)
 	}
 	templates, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "hector://sessions/{id}" {
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "hector://sessions/{+id}" {
 		t.Errorf("resource templates = %+v, %v", templates, err)
 	}
 }
@@ -336,4 +337,47 @@ func toolError(t *testing.T, cs *sdk.ClientSession, name string, args map[string
 		return ""
 	}
 	return res.Content[0].(*sdk.TextContent).Text
+}
+
+// A session's resource reads any session ID, percent-encoded as the
+// template expands it, or as written where a URI may hold it: gateway
+// chat:<id> sessions, spaces, non-ASCII, slashes. What it returns is one user's, so it is marked private to
+// that user's client.
+func TestSessionResourcesOfAnyID(t *testing.T) {
+	m := newMemory(t)
+	sessions := m.svcs.Sessions
+	for _, id := range []string{"chat:42", "a trip to Lisbon", "café/été", "100%"} {
+		resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "in session "+id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	for _, id := range []string{"chat:42", "a trip to Lisbon", "café/été", "100%"} {
+		// As a path segment is escaped, and as RFC 6570 expands {id}, which escapes ':' too.
+		uris := []string{"hector://sessions/" + url.PathEscape(id), "hector://sessions/" + strings.ReplaceAll(url.PathEscape(id), ":", "%3A")}
+		if id == "chat:42" { // what a URI may hold as it is, it may be sent as it is
+			uris = append(uris, "hector://sessions/"+id)
+		}
+		for _, uri := range uris {
+			res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Errorf("%s: %v", uri, err)
+				continue
+			}
+			if !strings.Contains(res.Contents[0].Text, "in session "+id) {
+				t.Errorf("%s = %s", uri, res.Contents[0].Text)
+			}
+			if res.CacheScope != "private" {
+				t.Errorf("%s: cacheScope %q, want private (one user's data)", uri, res.CacheScope)
+			}
+		}
+	}
+	res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "hector://my-memory"})
+	if err != nil || res.CacheScope != "private" {
+		t.Errorf("my-memory: cacheScope %q, %v", res.CacheScope, err)
+	}
 }

@@ -2,8 +2,10 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,30 +24,42 @@ func Remote(ctx context.Context, baseURL, credential, app, user string) (*sdk.Cl
 	if user != "" {
 		set["X-Hector-User"] = user
 	}
-	transport := &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: &http.Client{Transport: WithHeaders(set)}}
+	headers := &withHeaders{set: set, base: http.DefaultTransport}
+	transport := &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: &http.Client{Transport: headers}}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "hector-mcp", Version: Version}, nil).Connect(ctx, transport, nil)
+	if err != nil && headers.unauthorized.Load() {
+		return nil, fmt.Errorf("connecting to %s/mcp: %w", baseURL, ErrUnauthorized)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s/mcp: %w", baseURL, err)
 	}
 	return cs, nil
 }
 
+// ErrUnauthorized: the server asked for a credential, or refused the one given.
+var ErrUnauthorized = errors.New("the server refused the request for want of a valid credential (401)")
+
 // WithHeaders is an HTTP transport that adds headers to every request.
 func WithHeaders(set map[string]string) http.RoundTripper {
-	return withHeaders{set, http.DefaultTransport}
+	return &withHeaders{set: set, base: http.DefaultTransport}
 }
 
 type withHeaders struct {
-	set  map[string]string
-	base http.RoundTripper
+	set          map[string]string
+	base         http.RoundTripper
+	unauthorized atomic.Bool // a response was 401
 }
 
-func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+func (h *withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range h.set {
 		r.Header.Set(k, v)
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		h.unauthorized.Store(true)
+	}
+	return resp, err
 }
 
 // Proxy is a server that offers what remote offers, forwarding each call:
