@@ -223,7 +223,7 @@ server:
 databases:
   pg: {driver: postgres, dsn: "%s search_path=%s"}
 `, t.TempDir(), dsn, schema)), 0o600)
-	flow(t, nil, "--config", cfg)
+	flow(t, replicaEnv, "--config", cfg)
 }
 
 func TestServeMySQL(t *testing.T) {
@@ -237,7 +237,7 @@ server:
 databases:
   my: {driver: mysql, dsn: %q}
 `, t.TempDir(), dsn)), 0o600)
-	flow(t, nil, "--config", cfg)
+	flow(t, replicaEnv, "--config", cfg)
 }
 
 func TestServeRefusesAnOpenAddressWithoutAuth(t *testing.T) {
@@ -283,6 +283,15 @@ func TestIndexRebuildRefusesWhileServing(t *testing.T) {
 	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 documents indexed") {
 		t.Errorf("rebuild with the server stopped: %v %s", err, out)
+	}
+	// A mistyped data directory has no sessions: refused, and nothing made there.
+	typo := filepath.Join(t.TempDir(), "dtaa")
+	out, err = exec.Command(binary, "index", "rebuild", "--all", "--data-dir", typo).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no sessions to rebuild from") || !strings.Contains(string(out), "--data-dir") {
+		t.Errorf("rebuild of a data directory that does not exist: %v %s", err, out)
+	}
+	if _, err := os.Stat(typo); err == nil {
+		t.Errorf("the refused rebuild made %s", typo)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/signal"
@@ -64,6 +65,13 @@ $HECTOR_API_KEY), which rebuilds inside the server.`,
 }
 
 func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) error {
+	// Opening a SQLite file that is not there would make an empty one, and
+	// "rebuild" an empty index from it: a mistyped --data-dir.
+	if db, ok := cfg.Databases[cfg.Server.Sessions.Database]; ok && cfg.Server.Sessions.Backend == "sql" && db.Driver == "sqlite" {
+		if _, err := os.Stat(db.DSN); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("there are no sessions to rebuild from: %s does not exist (check --data-dir, $HECTOR_DATA_DIR or the configuration)", db.DSN)
+		}
+	}
 	// What the data directory alone holds belongs to one process at a time;
 	// an index in an external store is rebuilt beside the live one while
 	// servers keep using it.

@@ -125,6 +125,9 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	}
 	s.Sessions.OnDelete(s.Artifacts.DeleteSession)
 
+	if err := sharedFactsKey(cfg); err != nil {
+		return err
+	}
 	key, err := facts.LoadKey(srv.DataDir, logger)
 	if err != nil {
 		return err
@@ -156,6 +159,23 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 
 	s.Index, err = s.openIndex(ctx, cfg, logger, o)
 	return err
+}
+
+// sharedFactsKey refuses to make a facts key of this process's own for
+// facts in a server database: replicas share those facts, and a key file
+// one replica wrote into its data directory would leave the others unable
+// to read them (the data directory holds nothing replicas need to share).
+func sharedFactsKey(cfg *Config) error {
+	srv := cfg.Server
+	if srv.Facts.Backend != "sql" || cfg.Databases[srv.Facts.Database].Driver == "sqlite" || os.Getenv(facts.KeyEnv) != "" {
+		return nil
+	}
+	if _, err := os.Stat(facts.KeyPath(srv.DataDir)); err == nil {
+		return nil // made before this check: used as it is
+	}
+	return fmt.Errorf("server.facts: facts in the %s database %q are shared by every replica, so their key must be too: "+
+		"set $%s to the same 64 hex characters on each (make one with: openssl rand -hex 32)",
+		cfg.Databases[srv.Facts.Database].Driver, srv.Facts.Database, facts.KeyEnv)
 }
 
 func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) (index.Live, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/internal/fakeqdrant"
 	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -70,6 +72,7 @@ server:
 // first start, found by a search right after an append.
 func TestOpenPostgresIndex(t *testing.T) {
 	dsn := testdb.PostgresDSN(t)
+	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32))
 	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
 server:
   data_dir: %s
@@ -147,5 +150,29 @@ server:
 	appendAndFind(t, svcs)
 	if ns := fake.Namespaces(); len(ns) != 2 {
 		t.Errorf("Pinecone namespaces: %q, want the user's and the store's record", ns)
+	}
+}
+
+// Facts in a server database are every replica's: a replica with no
+// $HECTOR_FACTS_KEY refuses to start rather than write a key of its own
+// into its data directory, which the others could not read.
+func TestSharedFactsNeedTheSharedKey(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	t.Setenv(facts.KeyEnv, "")
+	dir := t.TempDir()
+	c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: %q}\n", dir, dsn)), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		svcs.Close()
+		t.Fatal("a replica with facts in PostgreSQL and no $HECTOR_FACTS_KEY started")
+	}
+	if !strings.Contains(err.Error(), "$HECTOR_FACTS_KEY") {
+		t.Errorf("the refusal does not say what to set: %v", err)
+	}
+	if _, err := os.Stat(facts.KeyPath(dir)); err == nil {
+		t.Error("the refused replica wrote a facts key into its data directory")
 	}
 }
