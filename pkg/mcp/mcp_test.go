@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
