@@ -3,6 +3,7 @@ package sqldb
 import (
 	"database/sql/driver"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -24,8 +25,12 @@ func Unavailable(err error) bool {
 	var pgConnect *pgconn.ConnectError
 	var liteErr sqlite3.Error
 	var myErr *mysqldriver.MySQLError
+	var unsent interface{ SafeToRetry() bool } // pgx: the statement never reached the server (a closed connection, say)
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, mysqldriver.ErrInvalidConn),
+	case errors.As(err, &unsent) && unsent.SafeToRetry():
+		return true
+	// io.ErrUnexpectedEOF: a connection that broke in the middle of a statement.
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, mysqldriver.ErrInvalidConn), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ENOSPC),
 		errors.As(err, &netErr), errors.As(err, &pgConnect):
 		return true

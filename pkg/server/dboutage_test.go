@@ -1,0 +1,159 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/config"
+)
+
+// pgProxy stands between Hector and the test's PostgreSQL server, so that
+// a test can take the server away (connections refused, open ones cut) and
+// bring it back.
+type pgProxy struct {
+	addr, target, network string
+	mu                    sync.Mutex
+	lis                   net.Listener
+	conns                 []net.Conn
+}
+
+// proxyPostgres returns a DSN that reaches dsn's server through a proxy.
+func proxyPostgres(t *testing.T, dsn string) (*pgProxy, string) {
+	fields := map[string]string{}
+	var rest []string
+	for _, f := range strings.Fields(dsn) {
+		k, v, _ := strings.Cut(f, "=")
+		if k == "host" || k == "port" {
+			fields[k] = v
+			continue
+		}
+		rest = append(rest, f)
+	}
+	if fields["host"] == "" {
+		t.Skip("the outage test needs a DSN of key=value pairs with a host")
+	}
+	p := &pgProxy{network: "tcp", target: net.JoinHostPort(fields["host"], cmpOr(fields["port"], "5432"))}
+	if strings.HasPrefix(fields["host"], "/") {
+		p.network, p.target = "unix", fields["host"]+"/.s.PGSQL."+cmpOr(fields["port"], "5432")
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = lis.Addr().String()
+	p.serve(lis)
+	t.Cleanup(p.cut)
+	host, port, _ := net.SplitHostPort(p.addr)
+	return p, strings.Join(append(rest, "host="+host, "port="+port), " ")
+}
+
+func cmpOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func (p *pgProxy) serve(lis net.Listener) {
+	p.mu.Lock()
+	p.lis = lis
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial(p.network, p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// cut refuses new connections and breaks the open ones, as a server that
+// went down does.
+func (p *pgProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lis.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *pgProxy) restore(t *testing.T) {
+	lis, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.serve(lis)
+}
+
+// While the database is down, every request that needs it answers 503
+// with Retry-After (a client can tell it may retry), /readyz names the
+// database, and nothing of the outage's details reaches the client; once
+// it is back, requests succeed again.
+func TestDatabaseOutageAnswers503(t *testing.T) {
+	proxy, dsn := proxyPostgres(t, testdb.PostgresDSN(t))
+	t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
+	s := newTestServer(t, func(c *config.Config) {
+		c.Databases = map[string]config.Database{"main": {Driver: "postgres", DSN: dsn}}
+		c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
+		c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
+	})
+	u := "/v1/apps/a/users/alice"
+	if w := do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s"}); w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	event := map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "hello"}}}}
+
+	proxy.cut()
+	for _, r := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", u + "/sessions/s/events", event},
+		{"GET", u + "/sessions/s", nil},
+		{"POST", u + "/facts", map[string]any{"key": "k", "value": "v"}},
+		{"GET", u + "/sessions", nil},
+	} {
+		w := do(t, s, r.method, r.path, adminKey, r.body)
+		if w.Code != 503 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"unavailable"`) {
+			t.Errorf("%s %s with the database down: %d %s (Retry-After %q), want 503 unavailable", r.method, r.path, w.Code, w.Body, w.Header().Get("Retry-After"))
+		}
+		if strings.Contains(w.Body.String(), proxy.addr) {
+			t.Errorf("%s %s tells the database's address: %s", r.method, r.path, w.Body)
+		}
+	}
+	w := do(t, s, "GET", "/readyz", "", nil)
+	var ready struct {
+		Unavailable []string `json:"unavailable"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &ready)
+	if w.Code != 503 || !slices.Equal(ready.Unavailable, []string{"databases.main"}) {
+		t.Errorf("/readyz with the database down: %d %s, want 503 naming databases.main", w.Code, w.Body)
+	}
+
+	proxy.restore(t)
+	if w := do(t, s, "POST", u+"/sessions/s/events", adminKey, event); w.Code != 201 {
+		t.Errorf("append once the database is back: %d %s", w.Code, w.Body)
+	}
+	if w := do(t, s, "GET", "/readyz", "", nil); w.Code != 200 {
+		t.Errorf("/readyz once the database is back: %d %s", w.Code, w.Body)
+	}
+}
