@@ -182,7 +182,7 @@ func (b *browser) text(sel string) string {
 func (b *browser) signIn(base, key string) {
 	b.t.Helper()
 	b.run(chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible("#credential", chromedp.ByQuery),
-		chromedp.SendKeys("#credential", key, chromedp.ByQuery), chromedp.Submit("#credential", chromedp.ByQuery),
+		chromedp.SendKeys("#credential", key, chromedp.ByQuery), chromedp.Click(`form[action="/ui/signin"] button`, chromedp.ByQuery),
 		chromedp.WaitVisible("header .who", chromedp.ByQuery))
 }
 
@@ -254,7 +254,7 @@ func TestBrowser(t *testing.T) {
 
 	// Search, then open a result.
 	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/search"), chromedp.SendKeys("#q", "Lisbon sunny", chromedp.ByQuery),
-		chromedp.Submit("#q", chromedp.ByQuery), chromedp.WaitVisible("ol.results a.hit", chromedp.ByQuery))
+		chromedp.Click(`form[role="search"] button`, chromedp.ByQuery), chromedp.WaitVisible("ol.results a.hit", chromedp.ByQuery))
 	b.screenshot("search")
 	b.run(chromedp.Click("ol.results a.hit", chromedp.ByQuery), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery))
 	var location string
@@ -263,22 +263,39 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the search result opened %s", location)
 	}
 
-	// Facts: one stored, one refused with the rule's code.
+	// Facts, typed and sent with the button as a person does (through
+	// htmx): one stored, one refused with the rule's code, one refused as
+	// a secret, the form keeping what was typed.
 	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"), chromedp.SendKeys(`form.card input[name="key"]`, "editor", chromedp.ByQuery),
-		chromedp.SendKeys(`form.card textarea[name="value"]`, "vim", chromedp.ByQuery), chromedp.Submit(`form.card input[name="key"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`form.card textarea[name="value"]`, "vim", chromedp.ByQuery), chromedp.Click(`form.card button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`//td[code[text()="editor"]]`))
 	b.run(chromedp.SendKeys(`form.card input[name="key"]`, "k", chromedp.ByQuery), chromedp.SendKeys(`form.card textarea[name="value"]`, "v", chromedp.ByQuery),
-		chromedp.SendKeys(`form.card input[name="category"]`, "system", chromedp.ByQuery), chromedp.Submit(`form.card input[name="key"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`form.card input[name="category"]`, "system", chromedp.ByQuery), chromedp.Click(`form.card button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`form.card .error`, chromedp.ByQuery))
 	if got := b.text("form.card .error"); !strings.Contains(got, "category_reserved") {
 		t.Errorf("the refused fact says %q", got)
+	}
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"), chromedp.SendKeys(`form.card input[name="key"]`, "aws", chromedp.ByQuery),
+		chromedp.SendKeys(`form.card textarea[name="value"]`, "AKIAIOSFODNN7EXAMPLE", chromedp.ByQuery), chromedp.Click(`form.card button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`form.card .error`, chromedp.ByQuery))
+	var typed string
+	b.run(chromedp.Value(`form.card input[name="key"]`, &typed, chromedp.ByQuery))
+	if got := b.text("form.card .error"); !strings.Contains(got, "Refused") || typed != "aws" {
+		t.Errorf("a fact that looks like a secret: the page says %q, the key field holds %q", got, typed)
 	}
 	b.screenshot("facts")
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/state"))
 	b.screenshot("state")
 
+	// A wrong key, typed into the sign-in form, says so.
+	b.run(chromedp.Click(`header .who button`, chromedp.ByQuery), chromedp.WaitVisible("#credential", chromedp.ByQuery),
+		chromedp.SendKeys("#credential", "not-a-key-0123456789", chromedp.ByQuery), chromedp.Click(`form[action="/ui/signin"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`form[action="/ui/signin"] .error`, chromedp.ByQuery))
+	if got := b.text(`form[action="/ui/signin"] .error`); !strings.Contains(got, "not accepted") {
+		t.Errorf("a wrong key: the sign-in page says %q", got)
+	}
+
 	// The index, as an admin: a rebuild runs and finishes.
-	b.run(chromedp.Click(`header .who button`, chromedp.ByQuery), chromedp.WaitVisible("#credential", chromedp.ByQuery))
 	b.signIn(hs.URL, adminKey)
 	b.run(chromedp.Navigate(hs.URL+"/ui/index"), chromedp.Click(`#rebuild button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#rebuild .status.state-done`, chromedp.ByQuery))
@@ -292,6 +309,16 @@ func TestBrowser(t *testing.T) {
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &overflow))
 	if overflow {
 		t.Error("the session page is wider than a phone's screen")
+	}
+	// The working-memory preview on a phone breaks no author's name in two.
+	var broken []string
+	b.run(chromedp.SetValue(`select[name="strategy"]`, "buffer_window", chromedp.ByQuery), chromedp.SetValue(`input[name="budget"]`, "5", chromedp.ByQuery),
+		chromedp.Click(`#wm ~ form button`, chromedp.ByQuery), chromedp.WaitVisible("#preview table.kept", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll("#preview tbody td:nth-child(2)")].filter(td => {
+			const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length > 1;
+		}).map(td => td.textContent)`, &broken))
+	if len(broken) > 0 {
+		t.Errorf("on a phone the preview breaks these authors across lines: %q", broken)
 	}
 	b.screenshot("session-phone")
 
