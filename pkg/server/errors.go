@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hectormem/hector/internal/jsondepth"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
@@ -168,23 +169,8 @@ func checkJSONText(raw []byte) error {
 	case trimmed[0] != '{' && json.Valid(trimmed):
 		return badRequest("the body must be a JSON object ({…}), not %.20s", trimmed)
 	}
-	depth, inString, escaped := 0, false, false
-	for _, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped = c == '\\'
-			inString = c != '"'
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > maxJSONDepth {
-				return badRequest("the body nests objects and arrays more than %d deep", maxJSONDepth)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
+	if jsondepth.Exceeds(raw, maxJSONDepth) {
+		return badRequest("the body nests objects and arrays more than %d deep", maxJSONDepth)
 	}
 	return nil
 }

@@ -54,6 +54,19 @@ func TestNormalize(t *testing.T) {
 	if _, err := Normalize("k", strings.Repeat("x", 48), 50); err != nil {
 		t.Errorf("value at the limit: %v", err)
 	}
+	nested := func(depth int) any {
+		var v any = "leaf"
+		for range depth {
+			v = []any{v}
+		}
+		return v
+	}
+	if _, err := Normalize("k", nested(MaxDepth), 0); err != nil {
+		t.Errorf("a value nested %d deep: %v", MaxDepth, err)
+	}
+	if _, err := Normalize("k", nested(5000), 0); !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "deep") {
+		t.Errorf("a value nested 5,000 deep: error %v, want ErrInvalidValue saying how deep", err)
+	}
 }
 
 func TestSplit(t *testing.T) {

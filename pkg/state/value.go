@@ -4,16 +4,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+
+	"github.com/hectormem/hector/internal/jsondepth"
 )
 
 // DefaultMaxValueBytes is the largest JSON encoding of one value accepted
 // when no other limit is configured.
 const DefaultMaxValueBytes = 256 << 10
 
+// MaxDepth bounds how deeply a value's objects and arrays nest.
+const MaxDepth = 32
+
 // Normalize checks that value can be stored and returns it in the form every
 // backend gives back: the result of a JSON round trip (objects become
 // map[string]any, arrays []any, numbers float64). Channels, functions,
-// NaN, ±Inf and encodings over maxBytes are rejected with an error wrapping
+// NaN, ±Inf, nesting deeper than MaxDepth and encodings over maxBytes are rejected with an error wrapping
 // ErrInvalidValue. maxBytes <= 0 means DefaultMaxValueBytes.
 //
 // Normalizing on write is what makes the in-memory backend behave exactly
@@ -37,6 +42,9 @@ func Encode(key string, value any, maxBytes int) ([]byte, error) {
 	}
 	if len(raw) > maxBytes {
 		return nil, &valueErr{key: key, problem: fmt.Sprintf("is %d bytes as JSON, over the limit of %d", len(raw), maxBytes)}
+	}
+	if jsondepth.Exceeds(raw, MaxDepth) {
+		return nil, &valueErr{key: key, problem: fmt.Sprintf("nests objects and arrays more than %d deep", MaxDepth)}
 	}
 	return raw, nil
 }
