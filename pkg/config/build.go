@@ -33,6 +33,7 @@ type Services struct {
 	Facts     *facts.Service
 	sql       *session.SQLService // closed before the databases
 	dbs       map[string]*gorm.DB
+	disks     map[string]string // what is written where on this machine, for Unready
 }
 
 // Open opens the databases and stores cfg describes.
@@ -41,7 +42,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger, opts ...OpenOpt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Services{dbs: map[string]*gorm.DB{}}
+	s := &Services{dbs: map[string]*gorm.DB{}, disks: cfg.disks()}
 	if err := s.open(ctx, cfg, logger, o); err != nil {
 		s.Close()
 		return nil, err
@@ -320,6 +321,12 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 		}
 		if err != nil {
 			out["databases."+name] = err
+		}
+	}
+	// A full disk answers a ping, and fails every write.
+	for what, dir := range s.disks {
+		if err := diskFull(dir); err != nil && out[what] == nil {
+			out[what] = err
 		}
 	}
 	return out
