@@ -46,7 +46,11 @@ func (s *Server) openAPIDocument(baseURL string) map[string]any {
 			ok["content"] = content(rt.response)
 		}
 		responses[statusKey(rt.status)] = ok
-		for _, code := range []int{400, 401, 403, 404, 409, 413, 429} {
+		codes := []int{400, 401, 403, 404, 409, 413, 429, 503}
+		if rt.request != "" && rt.request != "Content" { // a JSON body
+			codes = append(codes, 415)
+		}
+		for _, code := range codes {
 			responses[statusKey(code)] = map[string]any{"description": http.StatusText(code), "content": content("Error")}
 		}
 		op["responses"] = responses
