@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/testdb"
-	"github.com/hectormem/hector/pkg/config"
 )
 
 // pgProxy stands between Hector and the test's PostgreSQL server, so that
@@ -110,12 +109,7 @@ func (p *pgProxy) restore(t *testing.T) {
 // it is back, requests succeed again.
 func TestDatabaseOutageAnswers503(t *testing.T) {
 	proxy, dsn := proxyPostgres(t, testdb.PostgresDSN(t))
-	t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
-	s := newTestServer(t, func(c *config.Config) {
-		c.Databases = map[string]config.Database{"main": {Driver: "postgres", DSN: dsn}}
-		c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
-		c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
-	})
+	s := serverOn(t, "postgres", dsn, nil)
 	u := "/v1/apps/a/users/alice"
 	if w := do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s"}); w.Code != 201 {
 		t.Fatalf("create: %d %s", w.Code, w.Body)

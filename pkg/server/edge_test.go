@@ -23,16 +23,23 @@ func onEachDatabase(t *testing.T, fn func(t *testing.T, s *Server)) {
 			case "mysql":
 				dsn = testdb.MySQLDSN(t)
 			}
-			t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
-			s := newTestServer(t, func(c *config.Config) {
-				c.Databases = map[string]config.Database{"main": {Driver: driver, DSN: dsn}}
-				c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
-				c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
-				c.Server.Limits.MaxBodyMB = 4 // room for an event over the session's limit
-			})
-			fn(t, s)
+			fn(t, serverOn(t, driver, dsn, nil))
 		})
 	}
+}
+
+// serverOn is a test server whose sessions and facts are in one database.
+func serverOn(t *testing.T, driver, dsn string, edit func(*config.Config)) *Server {
+	t.Setenv("HECTOR_FACTS_KEY", strings.Repeat("ab", 32))
+	return newTestServer(t, func(c *config.Config) {
+		c.Databases = map[string]config.Database{"main": {Driver: driver, DSN: dsn}}
+		c.Server.Sessions = config.Sessions{Backend: "sql", Database: "main"}
+		c.Server.Facts = config.Facts{Backend: "sql", Database: "main"}
+		c.Server.Limits.MaxBodyMB = 4 // room for an event over the session's limit
+		if edit != nil {
+			edit(c)
+		}
+	})
 }
 
 func send(s *Server, method, path, contentType, body string, edit ...func(*http.Request)) *httptest.ResponseRecorder {

@@ -25,26 +25,10 @@ func TestSQLiteWritersQueue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for 10 s")
 	}
-	dir := t.TempDir()
-	cfg, err := config.Parse("sqlite.yaml", []byte(fmt.Sprintf(`
-server:
-  data_dir: %s
-  index: {type: keyword, persist: false}
-  artifacts: {backend: sql}
-  limits: {requests_per_second: 1000000, burst: 1000000}
-`, dir)), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcs, err := config.Open(t.Context(), cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svcs.Close() })
-	s, err := New(svcs, cfg, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := serverOn(t, "sqlite", t.TempDir()+"/hector.db", func(c *config.Config) {
+		c.Server.Artifacts = config.Artifacts{Backend: "sql", Database: "main", MaxSizeMB: 1}
+		c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 1e6, 1e6
+	})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	u := srv.URL + "/v1/apps/load/users/u"
@@ -55,6 +39,7 @@ server:
 			return 0, "", err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+adminKey)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return 0, "", err
