@@ -32,7 +32,13 @@ type fixture struct {
 
 func setup(t *testing.T, cfg Config, script ...fakellm.Reply) *fixture {
 	t.Helper()
-	f := &fixture{sessions: session.NewInMemoryService()}
+	return setupOn(t, session.NewInMemoryService(), cfg, script...)
+}
+
+// setupOn is setup on a session service of the test's own.
+func setupOn(t *testing.T, sessions session.Service, cfg Config, script ...fakellm.Reply) *fixture {
+	t.Helper()
+	f := &fixture{sessions: sessions}
 	var err error
 	if f.idx, err = index.NewKeyword(index.WithSessions(f.sessions), index.WithLogger(quiet)); err != nil {
 		t.Fatal(err)
@@ -192,6 +198,21 @@ func TestModelFailureKeepsOnlyTheUsersMessage(t *testing.T) {
 	evs := stored(t, f.sessions, "u", "s")
 	if len(evs) != 1 || evs[0].Message.Text() != "hello" {
 		t.Errorf("after a failed turn the session holds %d events; want the user's message only", len(evs))
+	}
+}
+
+// A turn is stored whole or not at all: when its reply cannot be stored
+// (here, over the event size limit), neither are its tool call and result,
+// which would stand in the session without the answer they led to; the
+// user's message is kept, as after any failed turn.
+func TestATurnThatCannotBeStoredLeavesNoHalfOfIt(t *testing.T) {
+	f := setupOn(t, session.NewInMemoryService(session.WithMaxEventBytes(4096)), Config{Search: true},
+		fakellm.Reply{Calls: [][3]string{{"c1", "search_memory", `{"query":"x"}`}}}, fakellm.Reply{Content: strings.Repeat("too long ", 1000)})
+	if _, err := f.runner.Run(t.Context(), Request{UserID: "u", SessionID: "s", Message: "hello"}, nil); err == nil {
+		t.Fatal("a turn whose reply is over the event size limit succeeded")
+	}
+	if evs := stored(t, f.sessions, "u", "s"); len(evs) != 1 || evs[0].Message.Text() != "hello" {
+		t.Errorf("after a turn that could not be stored the session holds %d events; want the user's message only", len(evs))
 	}
 }
 
