@@ -182,7 +182,7 @@ func sharedFactsKey(cfg *Config) error {
 func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) (index.Live, error) {
 	srv := cfg.Server
 	var e embed.Embedder
-	if srv.Index.Type != "keyword" {
+	if srv.Index.Type != index.KindKeyword {
 		var err error
 		if e, err = BuildEmbedder(cfg.Embedders[srv.Index.Embedder]); err != nil {
 			return nil, fmt.Errorf("embedders.%s: %w", srv.Index.Embedder, err)
@@ -206,9 +206,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 	var idx *index.Index
 	var err error
 	switch srv.Index.Type {
-	case "keyword":
+	case index.KindKeyword:
 		idx, err = index.NewKeyword(opts...)
-	case "vector":
+	case index.KindVector:
 		idx, err = index.NewVector(e, opts...)
 	default:
 		idx, err = index.NewHybrid(e, opts...)

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/workingmemory"
 	"time"
 )
@@ -169,8 +170,8 @@ type Sessions struct {
 
 // Index chooses the search index.
 type Index struct {
-	Type     string `yaml:"type"`     // keyword, vector or hybrid
-	Embedder string `yaml:"embedder"` // for vector and hybrid
+	Type     index.Kind `yaml:"type"`     // keyword, vector or hybrid
+	Embedder string     `yaml:"embedder"` // for vector and hybrid
 	// Store holds the index: in process (memory, the default; chromem is
 	// its former name), or in an external engine every replica shares
 	// (weaviate or qdrant, for every type; postgres, the sessions'

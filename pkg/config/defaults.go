@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
@@ -59,7 +60,7 @@ func (c *Config) applyDefaults() {
 		c.Databases[defaultDatabase] = Database{Driver: "sqlite", DSN: filepath.Join(s.DataDir, "hector.db")}
 	}
 	if s.Index.Type == "" {
-		s.Index.Type = "keyword"
+		s.Index.Type = index.KindKeyword
 		s.Index.Stemming = true
 	}
 	if s.Index.Persist == nil {
@@ -72,7 +73,7 @@ func (c *Config) applyDefaults() {
 	if s.Index.Store == "weaviate" && s.Index.Weaviate.Collection == "" {
 		s.Index.Weaviate.Collection = weaviate.DefaultCollection
 	}
-	if s.Index.Type != "keyword" {
+	if s.Index.Type != index.KindKeyword {
 		if s.Index.Store == "" {
 			s.Index.Store = "memory"
 		}

@@ -49,7 +49,7 @@ func (c *Config) Locations() []Location {
 	} else {
 		add("facts key", "%s", abs(facts.KeyPath(s.DataDir)))
 	}
-	index := s.Index.Type
+	index := string(s.Index.Type)
 	switch {
 	case s.Index.Store == "postgres":
 		index += fmt.Sprintf(", in the sessions' database, table %s", s.Index.Postgres.Table)
@@ -93,7 +93,7 @@ func (c *Config) LocalState() []string {
 
 // IndexSnapshot is the file the in-process index is saved to.
 func (c *Config) IndexSnapshot() string {
-	return filepath.Join(c.Server.DataDir, "index", c.Server.Index.Type+".snapshot")
+	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+".snapshot")
 }
 
 // describeDatabase names a database without its password.

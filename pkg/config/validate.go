@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -167,13 +168,13 @@ func (cfg *Config) validate() []*Error {
 	if s.Sessions.Backend == "sql" {
 		c.ref("server.sessions.database", s.Sessions.Database, dbs)
 	}
-	c.oneOf("server.index.type", s.Index.Type, "keyword", "vector", "hybrid")
-	if s.Index.Type != "keyword" {
+	c.oneOf("server.index.type", string(s.Index.Type), string(index.KindKeyword), string(index.KindVector), string(index.KindHybrid))
+	if s.Index.Type != index.KindKeyword {
 		c.ref("server.index.embedder", s.Index.Embedder, embedders)
 		switch {
 		case s.Index.Store == "postgres":
 			c.add("server.index.store", "postgres holds keyword indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
-		case s.Index.Store == "pinecone" && s.Index.Type != "vector":
+		case s.Index.Store == "pinecone" && s.Index.Type != index.KindVector:
 			c.add("server.index.store", "pinecone holds vector indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
 		default:
 			c.oneOf("server.index.store", s.Index.Store, "memory", "chromem", "pinecone", "qdrant", "weaviate")

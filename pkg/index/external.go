@@ -42,7 +42,7 @@ const maxWalkBack = 1024
 // of replicas share one External store; one of them at a time follows the
 // feed (CatchUp), while every replica indexes its own appends at once.
 type External struct {
-	kind     string
+	kind     Kind
 	store    Store
 	embedder embed.Embedder
 	tok      Tokenizer
@@ -56,22 +56,22 @@ type External struct {
 	skips skipLog
 }
 
-// NewExternal returns an index of kind "keyword", "vector" or "hybrid" held
+// NewExternal returns an index of kind keyword, vector or hybrid held
 // in store (vector and hybrid need an embedder), its feed cursor kept by
 // position (NewMemoryPosition when nil). A store that cannot be reached
 // now is not an error: it is logged, Ready reports it, and every call
 // tries again. With WithSessions, deleting a session clears its entries;
 // the catching up is left to CatchUp, which a server calls periodically.
-func NewExternal(kind string, store Store, e embed.Embedder, position Position, opts ...Option) (*External, error) {
+func NewExternal(kind Kind, store Store, e embed.Embedder, position Position, opts ...Option) (*External, error) {
 	switch kind {
-	case "keyword":
+	case KindKeyword:
 		e = nil
-	case "vector", "hybrid":
+	case KindVector, KindHybrid:
 		if e == nil {
 			return nil, fmt.Errorf("%w: a %s index needs an embedder", ErrInvalidArgument, kind)
 		}
 	default:
-		return nil, fmt.Errorf("%w: index type %q is not keyword, vector or hybrid", ErrInvalidArgument, kind)
+		return nil, fmt.Errorf("%w: index kind %q is not keyword, vector or hybrid", ErrInvalidArgument, kind)
 	}
 	if store == nil {
 		return nil, fmt.Errorf("%w: an external index needs a store", ErrInvalidArgument)
@@ -94,17 +94,17 @@ func NewExternal(kind string, store Store, e embed.Embedder, position Position, 
 	return x, nil
 }
 
-func (x *External) Name() string      { return x.kind }
+func (x *External) Name() string      { return string(x.kind) }
 func (x *External) IsPersisted() bool { return true }
 
 // fingerprint names how documents are made: a collection made another way
 // (another embedder, stemming on or off) must be rebuilt.
 func (x *External) fingerprint() string {
-	fp := []string{"hector", x.kind}
+	fp := []string{"hector", string(x.kind)}
 	if x.embedder != nil {
 		fp = append(fp, x.embedder.Fingerprint())
 	}
-	if x.kind != "vector" && x.tok.Stem {
+	if x.kind != KindVector && x.tok.Stem {
 		fp = append(fp, "stemmed")
 	}
 	return strings.Join(fp, " ")
@@ -181,7 +181,7 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 	}
 	o := Owner{req.AppName, req.UserID}
 	var terms []string
-	if x.kind != "vector" {
+	if x.kind != KindVector {
 		terms = x.tok.Tokens(req.Query)
 	}
 	var vec []float32
@@ -194,9 +194,9 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 	}
 	// Extra results let ties be broken the same way as in process.
 	switch x.kind {
-	case "keyword":
+	case KindKeyword:
 		resp.Results, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: limit + 10}, limit)
-	case "vector":
+	case KindVector:
 		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: limit + 10}, limit)
 	default:
 		n := hybridCandidates(limit)
@@ -217,7 +217,7 @@ func (x *External) Search(ctx context.Context, req *SearchRequest) (*SearchRespo
 		})
 		g.Go(func() (err error) { lists[1], err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n}, n); return err })
 		if err = g.Wait(); err == nil {
-			resp.Results = fuse(map[string][]SearchResult{"keyword": lists[0], "vector": lists[1]}, limit)
+			resp.Results = fuse(map[string][]SearchResult{string(KindKeyword): lists[0], string(KindVector): lists[1]}, limit)
 		}
 	}
 	if err != nil {
@@ -392,7 +392,7 @@ func (x *External) prepare(ctx context.Context, docs []Document) ([]StoredDoc, e
 	for i, d := range docs {
 		stored[i].Document = d
 		texts[i] = d.Text
-		if x.kind != "vector" {
+		if x.kind != KindVector {
 			stored[i].Terms = x.tok.Tokens(d.Text)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // ranks counted from 1.
 const RRFK = 60
 
-// NewHybrid returns a hybrid index (type "hybrid"): keyword and vector
+// NewHybrid returns a hybrid index (KindHybrid): keyword and vector
 // candidates fused by reciprocal rank fusion. Each result's metadata says
 // which signals found it and at which rank.
 func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
@@ -23,7 +23,7 @@ func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("%w: a hybrid index needs an embedder", ErrInvalidArgument)
 	}
 	o := newOptions(opts)
-	return newIndex("hybrid", &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: newVectorEngine(e)}, o)
+	return newIndex(KindHybrid, &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: newVectorEngine(e)}, o)
 }
 
 type hybridEngine struct {
@@ -108,10 +108,10 @@ func (s *hybridShard) search(ctx context.Context, query string, limit int) ([]Se
 	candidates := hybridCandidates(limit)
 	lists := map[string][]SearchResult{}
 	var err error
-	if lists["keyword"], err = s.keyword.search(ctx, query, candidates); err != nil {
+	if lists[string(KindKeyword)], err = s.keyword.search(ctx, query, candidates); err != nil {
 		return nil, err
 	}
-	if lists["vector"], err = s.vector.search(ctx, query, candidates); err != nil {
+	if lists[string(KindVector)], err = s.vector.search(ctx, query, candidates); err != nil {
 		return nil, err
 	}
 	return fuse(lists, limit), nil

@@ -21,6 +21,20 @@ var (
 	ErrNeedsRebuild = errors.New("the index must be rebuilt: run `hector index rebuild`")
 )
 
+// Kind is what an index finds: words (keyword: BM25), meaning (vector: an
+// embedder's nearest neighbours) or both, fused (hybrid).
+type Kind string
+
+// The kinds of index.
+const (
+	KindKeyword Kind = "keyword"
+	KindVector  Kind = "vector"
+	KindHybrid  Kind = "hybrid"
+)
+
+// Kinds lists every kind, in the order they are documented.
+var Kinds = []Kind{KindKeyword, KindVector, KindHybrid}
+
 // Service is a search index over session events.
 type Service interface {
 	// Index indexes the session's events that are not indexed yet: a turn
@@ -39,7 +53,7 @@ type Service interface {
 	Clear(ctx context.Context, appName, userID, sessionID string) error
 	// IsPersisted reports whether the index survives a restart.
 	IsPersisted() bool
-	// Name names the index type: "keyword", "vector" or "hybrid".
+	// Name names the index's Kind.
 	Name() string
 }
 

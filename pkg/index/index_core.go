@@ -44,7 +44,7 @@ type sessionRef struct {
 // per-session record of what is indexed, catching up on the change feed,
 // rebuilding and snapshots. Its engine does the rest.
 type Index struct {
-	kind    string
+	kind    Kind
 	engine  engine
 	opts    options
 	persist *snapshotFile
@@ -62,7 +62,7 @@ type Index struct {
 	sessionLocks keyedMutex
 }
 
-func newIndex(kind string, e engine, opts options) (*Index, error) {
+func newIndex(kind Kind, e engine, opts options) (*Index, error) {
 	c := &Index{kind: kind, engine: e, opts: opts, shards: map[owner]shard{}, marks: map[sessionRef]int64{}}
 	if opts.snapshotPath != "" {
 		c.persist = &snapshotFile{path: opts.snapshotPath}
@@ -84,7 +84,7 @@ func newIndex(kind string, e engine, opts options) (*Index, error) {
 	return c, nil
 }
 
-func (c *Index) Name() string { return c.kind }
+func (c *Index) Name() string { return string(c.kind) }
 
 // Cursor is how far along the sessions' change feed the index is.
 func (c *Index) Cursor(context.Context) (int64, error) {

@@ -6,12 +6,12 @@ import (
 	"encoding/gob"
 )
 
-// NewKeyword returns a BM25 keyword index (type "keyword"), held in memory,
+// NewKeyword returns a BM25 keyword index (KindKeyword), held in memory,
 // one shard per (app, user) so a search never scans another user's entries.
 // Persist it with WithSnapshot; stem English with WithStemming.
 func NewKeyword(opts ...Option) (*Index, error) {
 	o := newOptions(opts)
-	return newIndex("keyword", keywordEngine{Tokenizer{Stem: o.stem}}, o)
+	return newIndex(KindKeyword, keywordEngine{Tokenizer{Stem: o.stem}}, o)
 }
 
 type keywordEngine struct{ tok Tokenizer }
@@ -21,7 +21,7 @@ func (keywordEngine) dropShard(shard)                 {}
 
 // The snapshot holds documents, which are tokenized again when loaded, so
 // tokenizer settings may change between runs without a rebuild.
-func (keywordEngine) fingerprint() string { return "keyword" }
+func (keywordEngine) fingerprint() string { return string(KindKeyword) }
 
 type ownerDocs struct {
 	App, User string

@@ -16,7 +16,7 @@ import (
 const snapshotMagic = "HECTOR-INDEX-1\n"
 
 type snapshot struct {
-	Kind        string
+	Kind        Kind
 	Fingerprint string
 	Cursor      int64
 	Marks       []markRecord

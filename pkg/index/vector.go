@@ -26,14 +26,14 @@ type vectorShard interface {
 	query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error)
 }
 
-// NewVector returns a vector index (type "vector"): documents embedded by
+// NewVector returns a vector index (KindVector): documents embedded by
 // e and searched exactly, in memory (persist with WithSnapshot). To keep
 // them in an external engine instead, see NewExternal.
 func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%w: a vector index needs an embedder", ErrInvalidArgument)
 	}
-	return newIndex("vector", newVectorEngine(e), newOptions(opts))
+	return newIndex(KindVector, newVectorEngine(e), newOptions(opts))
 }
 
 func newVectorEngine(e embed.Embedder) *vectorEngine {

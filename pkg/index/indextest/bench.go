@@ -99,7 +99,7 @@ func BenchSearch(b *testing.B, idx index.Service, sessions session.Service) {
 // 10,000 and 100,000 events of one user: each case rebuilds the events
 // into a fresh collection (rebuild-events/s), then measures that user's
 // searches (p50-ns, p99-ns).
-func BenchStore(b *testing.B, newStore StoreFactory, kinds ...string) {
+func BenchStore(b *testing.B, newStore StoreFactory, kinds ...index.Kind) {
 	for _, n := range []int{10_000, 100_000} {
 		var sessions session.Service
 		for _, kind := range kinds {
@@ -116,10 +116,10 @@ func BenchStore(b *testing.B, newStore StoreFactory, kinds ...string) {
 // BenchIndexHeap reports what holding 100,000 events' index (10 users)
 // costs a replica's heap (index-heap-MB): in process, and in a store from
 // newStore.
-func BenchIndexHeap(b *testing.B, newStore StoreFactory, kind string) {
+func BenchIndexHeap(b *testing.B, newStore StoreFactory, kind index.Kind) {
 	sessions := FillUsers(b, 10, 10_000)
 	for _, where := range []string{"in-process", "store"} {
-		b.Run(kind+"/"+where, func(b *testing.B) {
+		b.Run(string(kind)+"/"+where, func(b *testing.B) {
 			for b.Loop() {
 				before := heapInUse()
 				var idx index.Service
@@ -127,7 +127,7 @@ func BenchIndexHeap(b *testing.B, newStore StoreFactory, kind string) {
 				switch {
 				case where == "store":
 					idx = External(b, kind, newStore(b, ""), 384)
-				case kind == "keyword":
+				case kind == index.KindKeyword:
 					idx, err = index.NewKeyword(index.WithStemming(true))
 				default:
 					idx, err = index.NewHybrid(Hash(b, 384), index.WithStemming(true))

@@ -80,7 +80,7 @@ func (b *refusingBuild) Write(ctx context.Context, o index.Owner, docs []index.S
 // rebuild, reported, and retried by the next rebuild: the changes after it,
 // every other user's included, are indexed. A store that is down stops the
 // follower instead, skipping nothing.
-func testRefusedDocument(t *testing.T, newStore StoreFactory, kind string) {
+func testRefusedDocument(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	sessions := session.NewInMemoryService()
 	store := NewRefusing(newStore(t, ""))
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -18,21 +18,21 @@ import (
 // return stores on one collection, as replicas sharing it would.
 type StoreFactory func(t testing.TB, shared string) index.Store
 
-// RunStore runs the suite on each kind of index ("keyword", "vector",
-// "hybrid") held in the stores newStore makes, then what only an external
+// RunStore runs the suite on each kind of index (keyword, vector,
+// hybrid) held in the stores newStore makes, then what only an external
 // store must show: replicas share it, a collection made another way is
 // refused until rebuilt, a scoped rebuild removes stale documents, and
 // retrieval is within 0.05 of the same kind in process.
-func RunStore(t *testing.T, newStore StoreFactory, kinds ...string) {
+func RunStore(t *testing.T, newStore StoreFactory, kinds ...index.Kind) {
 	for _, kind := range kinds {
-		t.Run(kind, func(t *testing.T) { Run(t, externalFactory(newStore, kind)) })
+		t.Run(string(kind), func(t *testing.T) { Run(t, externalFactory(newStore, kind)) })
 	}
 	t.Run("ReplicasShareTheStore", func(t *testing.T) { testReplicasShare(t, newStore, kinds[len(kinds)-1]) })
-	t.Run("MadeAnotherWayNeedsARebuild", func(t *testing.T) { testMadeAnotherWay(t, newStore, slices.Contains(kinds, "vector")) })
+	t.Run("MadeAnotherWayNeedsARebuild", func(t *testing.T) { testMadeAnotherWay(t, newStore, slices.Contains(kinds, index.KindVector)) })
 	t.Run("ScopedRebuildRemovesStaleDocuments", func(t *testing.T) { testScopedRebuildPrunes(t, newStore, kinds[0]) })
 	t.Run("RetrievalQuality", func(t *testing.T) { testRetrievalQuality(t, newStore, kinds) })
 	for _, kind := range kinds {
-		t.Run("RefusedDocumentIsSkipped/"+kind, func(t *testing.T) { testRefusedDocument(t, newStore, kind) })
+		t.Run("RefusedDocumentIsSkipped/"+string(kind), func(t *testing.T) { testRefusedDocument(t, newStore, kind) })
 	}
 }
 
@@ -47,12 +47,12 @@ func Hash(t testing.TB, dims int) embed.Embedder {
 
 // External returns an index of kind in store, stemming its terms, on a
 // hash embedder of dims dimensions.
-func External(t testing.TB, kind string, store index.Store, dims int, opts ...index.Option) *index.External {
+func External(t testing.TB, kind index.Kind, store index.Store, dims int, opts ...index.Option) *index.External {
 	var e embed.Embedder
-	if kind != "keyword" {
+	if kind != index.KindKeyword {
 		e = Hash(t, dims)
 	}
-	opts = append([]index.Option{index.WithStemming(kind != "vector")}, opts...)
+	opts = append([]index.Option{index.WithStemming(kind != index.KindVector)}, opts...)
 	idx, err := index.NewExternal(kind, store, e, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -60,10 +60,10 @@ func External(t testing.TB, kind string, store index.Store, dims int, opts ...in
 	return idx
 }
 
-func externalFactory(newStore StoreFactory, kind string) Factory {
+func externalFactory(newStore StoreFactory, kind index.Kind) Factory {
 	return func(t *testing.T, opts ...index.Option) index.Live {
 		var e embed.Embedder
-		if kind != "keyword" {
+		if kind != index.KindKeyword {
 			e = Hash(t, 64)
 		}
 		idx, err := index.NewExternal(kind, newStore(t, ""), e, nil, opts...)
@@ -91,7 +91,7 @@ func appendText(t *testing.T, sessions session.Service, app, user, id, text stri
 
 // A replica that starts on a collection others filled sees what they wrote:
 // the process keeps nothing.
-func testReplicasShare(t *testing.T, newStore StoreFactory, kind string) {
+func testReplicasShare(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	sessions := session.NewInMemoryService()
 	one := External(t, kind, newStore(t, "shared"), 64, index.WithSessions(sessions))
 	two := External(t, kind, newStore(t, "shared"), 64, index.WithSessions(sessions))
@@ -129,10 +129,10 @@ func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 	// Another embedder of the same dimension (a store may hold one
 	// dimension only), or for keyword, stemming switched off.
 	open := func(another bool, opts ...index.Option) *index.External {
-		kind, e := "keyword", embed.Embedder(nil)
+		kind, e := index.KindKeyword, embed.Embedder(nil)
 		opts = append([]index.Option{index.WithStemming(!another)}, opts...)
 		if vectors {
-			kind, e = "vector", Hash(t, 64)
+			kind, e = index.KindVector, Hash(t, 64)
 			if another {
 				e = relabelled{e}
 			}
@@ -174,7 +174,7 @@ func (r relabelled) Fingerprint() string { return r.Embedder.Fingerprint() + " (
 
 // Rebuilding one user rewrites its documents and removes those the
 // sessions no longer hold, and touches no other user's.
-func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory, kind string) {
+func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	store := newStore(t, "")
 	sessions := session.NewInMemoryService()
 	idx := External(t, kind, store, 0)
@@ -184,7 +184,7 @@ func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory, kind string) {
 	// Documents of a session the sessions do not hold, for u and for v.
 	for _, user := range []string{"u", "v"} {
 		stray := index.StoredDoc{Document: index.Document{SessionID: "gone", EventID: "e1", Text: "a stray narwhal"}, Terms: []string{"stray", "narwhal"}}
-		if kind != "keyword" {
+		if kind != index.KindKeyword {
 			vecs, err := Hash(t, 0).Embed(t.Context(), []string{stray.Text})
 			if err != nil {
 				t.Fatal(err)
@@ -218,15 +218,15 @@ func testScopedRebuildPrunes(t *testing.T, newStore StoreFactory, kind string) {
 
 // Each kind retrieves within 0.05 of the same kind in process.
 // go test -run RetrievalQuality -v prints the figures.
-func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []string) {
+func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []index.Kind) {
 	for _, kind := range kinds {
 		e := Hash(t, 0)
 		var inProcess *index.Index
 		var err error
 		switch kind {
-		case "keyword":
+		case index.KindKeyword:
 			inProcess, err = index.NewKeyword(index.WithStemming(true))
-		case "vector":
+		case index.KindVector:
 			inProcess, err = index.NewVector(e)
 		default:
 			inProcess, err = index.NewHybrid(e, index.WithStemming(true))
@@ -248,7 +248,7 @@ func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []string) {
 // ErrStoreUnavailable and say which store, where.
 func Unreachable(t *testing.T, store index.Store, where string) {
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx, err := index.NewExternal("vector", store, Hash(t, 64), nil, quiet)
+	idx, err := index.NewExternal(index.KindVector, store, Hash(t, 64), nil, quiet)
 	if err != nil {
 		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
 	}
