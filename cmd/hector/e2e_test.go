@@ -372,3 +372,38 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("the upload finished during shutdown holds %d bytes", len(a["raw"].(string)))
 	}
 }
+
+// An index store that takes connections and never answers does not hold
+// up start-up: the server serves at once (before, it waited 30 s for the
+// store), says the index is unavailable, and asks the store again on
+// every call.
+func TestServeStartsBesideAStoreThatDoesNotAnswer(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	port := silent.Addr().(*net.TCPAddr).Port
+	cfg := filepath.Join(t.TempDir(), "qdrant.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  index: {type: keyword, store: qdrant, qdrant: {host: 127.0.0.1, port: %d}}\n", port)), 0o600)
+	began := time.Now()
+	p := start(t, []string{"HECTOR_DATA_DIR=" + t.TempDir()}, "--config", cfg)
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("start-up took %s beside a store that does not answer", took)
+	}
+	p.call(t, "GET", "/healthz", nil, 200)
+	// The probe names the index, and only the index: the database, asked
+	// at the same time, answers.
+	if got := fmt.Sprint(p.call(t, "GET", "/readyz", nil, 503)["unavailable"]); got != "[index]" {
+		t.Errorf("/readyz names %s as unavailable, want the index alone", got)
+	}
+}

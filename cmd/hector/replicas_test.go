@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,10 +117,16 @@ func TestReplicas(t *testing.T) {
 	if len(seen) != events {
 		t.Fatalf("%d of %d events written during the failover are indexed", len(seen), events)
 	}
+	// Each is found by its own word. (Not necessarily first: Weaviate's
+	// vector search is approximate, and a near miss it ranks first ties
+	// with the keyword match under fusion.)
 	for _, i := range []int{0, events/2 - 1, events / 2, events - 1} {
 		res := other.call(t, "POST", c, map[string]any{"query": fmt.Sprintf("w%d", i)}, 200)
-		if got := res["results"].([]any); len(got) == 0 || got[0].(map[string]any)["content"] != fmt.Sprintf("wombat note w%d", i) {
-			t.Errorf("w%d: %v", i, got)
+		found := slices.ContainsFunc(res["results"].([]any), func(r any) bool {
+			return r.(map[string]any)["content"] == fmt.Sprintf("wombat note w%d", i)
+		})
+		if !found {
+			t.Errorf("w%d: %v", i, res["results"])
 		}
 	}
 }

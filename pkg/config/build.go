@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -216,7 +217,7 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 	if err != nil { // not a nil *Index in a non-nil interface
 		return nil, err
 	}
-	return idx, nil
+	return idx, idx.Start(ctx)
 }
 
 // openExternal opens an index held in an external engine. Its place in the
@@ -241,7 +242,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 	if err != nil {
 		return nil, err
 	}
-	return idx, nil
+	return idx, idx.Start(ctx)
 }
 
 func (s *Services) openStore(cfg *Config) (index.Store, error) {
@@ -306,23 +307,35 @@ func (s *Services) Ready(ctx context.Context) error {
 }
 
 // Unready names each store that does not answer ("index", "databases.main")
-// with why: probes say which, so an operator knows where to look.
+// with why: probes say which, so an operator knows where to look. The
+// stores are asked at once, so one that hangs until ctx ends does not make
+// the others look down too.
 func (s *Services) Unready(ctx context.Context) map[string]error {
 	out := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	check := func(what string, ready func() error) {
+		wg.Go(func() {
+			if err := ready(); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				out[what] = err
+			}
+		})
+	}
 	if s.Index != nil {
-		if err := s.Index.Ready(ctx); err != nil {
-			out["index"] = err
-		}
+		check("index", func() error { return s.Index.Ready(ctx) })
 	}
 	for name, db := range s.dbs {
-		sqlDB, err := db.DB()
-		if err == nil {
-			err = sqlDB.PingContext(ctx)
-		}
-		if err != nil {
-			out["databases."+name] = err
-		}
+		check("databases."+name, func() error {
+			sqlDB, err := db.DB()
+			if err != nil {
+				return err
+			}
+			return sqlDB.PingContext(ctx)
+		})
 	}
+	wg.Wait()
 	// A full disk answers a ping, and fails every write.
 	for what, dir := range s.disks {
 		if err := diskFull(dir); err != nil && out[what] == nil {

@@ -19,6 +19,12 @@ import (
 // sessions' change feed, says how far along it is, and whether it can serve.
 type Live interface {
 	Service
+	// Start gets the index ready to serve, once, before its first use; its
+	// constructor does no I/O. An index in process catches up on what the
+	// change feed recorded while it was down, and stops when ctx is done.
+	// An external index asks its store once whether it answers, for the
+	// log: a store that does not is no error, as every call asks again.
+	Start(ctx context.Context) error
 	// CatchUp applies what the change feed recorded since the index last saw it.
 	CatchUp(ctx context.Context, sessions session.Service) error
 	// Cursor is how far along the change feed the index is.
@@ -58,10 +64,10 @@ type External struct {
 
 // NewExternal returns an index of kind keyword, vector or hybrid held
 // in store (vector and hybrid need an embedder), its feed cursor kept by
-// position (NewMemoryPosition when nil). A store that cannot be reached
-// now is not an error: it is logged, Ready reports it, and every call
-// tries again. With WithSessions, deleting a session clears its entries;
-// the catching up is left to CatchUp, which a server calls periodically.
+// position (NewMemoryPosition when nil). It does not reach the store:
+// Start, and every call, does. With WithSessions, deleting a session
+// clears its entries; the catching up is left to CatchUp, which a server
+// calls periodically.
 func NewExternal(kind Kind, store Store, e embed.Embedder, position Position, opts ...Option) (*External, error) {
 	switch kind {
 	case KindKeyword:
@@ -84,14 +90,22 @@ func NewExternal(kind Kind, store Store, e embed.Embedder, position Position, op
 	if o.sessions != nil {
 		o.sessions.OnDelete(x.Clear)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return x, nil
+}
+
+// startProbe bounds how long Start waits for the store: a server's
+// start-up must not hang on an engine that does not answer.
+const startProbe = time.Second
+
+func (x *External) Start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, startProbe)
 	defer cancel()
 	if err := x.open(ctx); err != nil {
-		x.logger().Warn("index: the store cannot be reached; searches fail until it can", "store", store.Name(), "error", err)
+		x.logger().Warn("index: the store does not answer yet; searches fail until it does, and every call asks again", "store", x.store.Name(), "error", err)
 	} else if err := x.staleness(); err != nil {
-		x.logger().Warn("index: the store's collection was built differently; searches fail until `hector index rebuild`", "store", store.Name(), "error", err)
+		x.logger().Warn("index: the store's collection was built differently; searches fail until `hector index rebuild`", "store", x.store.Name(), "error", err)
 	}
-	return x, nil
+	return nil
 }
 
 func (x *External) Name() string      { return string(x.kind) }
@@ -123,11 +137,17 @@ func (x *External) schema() Schema {
 // back, or a rebuild that another process ran, is seen without a restart.
 func (x *External) open(ctx context.Context) error {
 	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.fits {
+	fits := x.fits
+	x.mu.Unlock()
+	if fits {
 		return nil
 	}
+	// Not under the lock: a store that does not answer would hold every
+	// other call (a readiness probe, a search) for as long as this one
+	// waits. Two callers asking at once is harmless: Open is idempotent.
 	err := x.store.Open(ctx, x.schema())
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	switch {
 	case errors.Is(err, ErrNeedsRebuild):
 		x.stale = err

@@ -73,15 +73,18 @@ func newIndex(kind Kind, e engine, opts options) (*Index, error) {
 	if opts.sessions != nil {
 		// Deleting a session clears its entries at once, without the caller wiring it.
 		opts.sessions.OnDelete(c.Clear)
-		// Start-up is when an index catches up on what it missed while down. A
-		// stale one is not caught up: its searches say to rebuild it instead.
-		if c.stale == nil {
-			if err := c.CatchUp(context.Background(), opts.sessions); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return c, nil
+}
+
+// Start catches up on what the change feed recorded while the index was
+// down (with WithSessions). A stale index is not caught up: its searches
+// say to rebuild it instead.
+func (c *Index) Start(ctx context.Context) error {
+	if c.opts.sessions == nil || c.stale != nil {
+		return nil
+	}
+	return c.CatchUp(ctx, c.opts.sessions)
 }
 
 func (c *Index) Name() string { return string(c.kind) }

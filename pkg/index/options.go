@@ -28,8 +28,8 @@ func WithExtraction(x Extraction) Option { return func(o *options) { o.extract =
 func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath = path } }
 
 // WithSessions names the session service the index follows: the index
-// catches up on its change feed when it is made (what it missed while
-// down), registers Clear as the service's delete hook (so deleting a
+// catches up on its change feed when started (what it missed while down),
+// registers Clear as the service's delete hook (so deleting a
 // session clears its entries), and Index reads from it the events a
 // session handle was loaded without (a handle from Get with
 // NumRecentEvents holds only the latest).

@@ -24,8 +24,10 @@ import (
 // process, or in an external store of its own.
 type Factory func(t *testing.T, opts ...index.Option) index.Live
 
-// Run runs the whole suite.
+// Run runs the whole suite. Every index it makes is started first, as
+// its users must.
 func Run(t *testing.T, newIndex Factory) {
+	newIndex = started(newIndex)
 	for _, tc := range []struct {
 		name string
 		fn   func(t *testing.T, newIndex Factory)
@@ -44,6 +46,17 @@ func Run(t *testing.T, newIndex Factory) {
 		{"TextStoresCannotHold", testTextStoresCannotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newIndex) })
+	}
+}
+
+// started makes indexes with newIndex and starts them.
+func started(newIndex Factory) Factory {
+	return func(t *testing.T, opts ...index.Option) index.Live {
+		idx := newIndex(t, opts...)
+		if err := idx.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return idx
 	}
 }
 
