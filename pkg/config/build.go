@@ -190,6 +190,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 		}
 	}
 	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stemming)}
+	if srv.Index.Store == "chromem" {
+		opts = append(opts, index.WithChromem())
+	}
 	if srv.Index.External() {
 		opts = append(opts, index.WithSessions(s.Sessions))
 		return s.openExternal(ctx, cfg, e, opts)

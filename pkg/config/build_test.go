@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -174,5 +175,35 @@ func TestSharedFactsNeedTheSharedKey(t *testing.T) {
 	}
 	if _, err := os.Stat(facts.KeyPath(dir)); err == nil {
 		t.Error("the refused replica wrote a facts key into its data directory")
+	}
+}
+
+// store: chromem makes the in-process vector index keep its vectors in
+// chromem-go, and its snapshot says so: reopened as the flat store it
+// must be rebuilt, not read as the other's.
+func TestOpenChromemIndex(t *testing.T) {
+	dir := t.TempDir()
+	open := func(store string) *Services {
+		t.Helper()
+		c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: vector, store: %s}\n", dir, store)), Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svcs
+	}
+	svcs := open("chromem")
+	appendAndFind(t, svcs)
+	if err := svcs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	flat := open("memory")
+	defer flat.Close()
+	_, err := flat.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
+	if !errors.Is(err, index.ErrNeedsRebuild) || !strings.Contains(err.Error(), "chromem") {
+		t.Errorf("the flat store opening chromem's snapshot: %v, want ErrNeedsRebuild naming chromem", err)
 	}
 }

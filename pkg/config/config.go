@@ -172,8 +172,9 @@ type Sessions struct {
 type Index struct {
 	Type     index.Kind `yaml:"type"`     // keyword, vector or hybrid
 	Embedder string     `yaml:"embedder"` // for vector and hybrid
-	// Store holds the index: in process (memory, the default; chromem is
-	// its former name), or in an external engine every replica shares
+	// Store holds the index: in process (memory, the default; chromem for
+	// a vector or hybrid index's vectors in chromem-go collections, exact
+	// too and slower), or in an external engine every replica shares
 	// (weaviate or qdrant, for every type; postgres, the sessions'
 	// database, for keyword; pinecone for vector).
 	Store    string `yaml:"store"`

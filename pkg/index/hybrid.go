@@ -23,7 +23,7 @@ func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("%w: a hybrid index needs an embedder", ErrInvalidArgument)
 	}
 	o := newOptions(opts)
-	return newIndex(KindHybrid, &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: newVectorEngine(e)}, o)
+	return newIndex(KindHybrid, &hybridEngine{keyword: keywordEngine{Tokenizer{Stem: o.stem}}, vector: newVectorEngine(e, o)}, o)
 }
 
 type hybridEngine struct {

@@ -16,6 +16,7 @@ type options struct {
 	logger       *slog.Logger
 	progress     func(Progress)
 	stem         bool
+	chromem      bool
 }
 
 // WithExtraction chooses which events are indexed (default: user and assistant text).
@@ -44,6 +45,13 @@ func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progre
 // WithStemming reduces English words to their stems in the keyword index
 // (and drops common English stop words), so "running" finds "runs".
 func WithStemming(on bool) Option { return func(o *options) { o.stem = on } }
+
+// WithChromem keeps a vector or hybrid index's vectors in chromem-go
+// collections, in memory and persisted by the index's snapshot, instead of
+// the flat store. Both are exact; the flat store, the default, is faster
+// (BenchmarkVectorStores). An index saved with one must be rebuilt to use
+// the other.
+func WithChromem() Option { return func(o *options) { o.chromem = true } }
 
 func newOptions(opts []Option) options {
 	var o options

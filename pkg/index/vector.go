@@ -33,10 +33,14 @@ func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 	if e == nil {
 		return nil, fmt.Errorf("%w: a vector index needs an embedder", ErrInvalidArgument)
 	}
-	return newIndex(KindVector, newVectorEngine(e), newOptions(opts))
+	o := newOptions(opts)
+	return newIndex(KindVector, newVectorEngine(e, o), o)
 }
 
-func newVectorEngine(e embed.Embedder) *vectorEngine {
+func newVectorEngine(e embed.Embedder, o options) *vectorEngine {
+	if o.chromem {
+		return &vectorEngine{embedder: e, store: &chromemStore{}}
+	}
 	return &vectorEngine{embedder: e, store: newFlatStore()}
 }
 

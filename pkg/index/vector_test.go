@@ -24,9 +24,29 @@ func hashEmbedder(t testing.TB, dims int) *embed.Hash {
 	return h
 }
 
-func TestVectorChromem(t *testing.T) {
+func TestVector(t *testing.T) {
 	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewVector(hashEmbedder(t, 0), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+}
+
+func TestVectorChromem(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
+		idx, err := index.NewVector(hashEmbedder(t, 0), append([]index.Option{index.WithChromem()}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+}
+
+func TestHybridChromem(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
+		idx, err := index.NewHybrid(hashEmbedder(t, 0), append([]index.Option{index.WithChromem(), index.WithStemming(true)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
