@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"strconv"
 	"sync"
@@ -63,14 +62,12 @@ func (*chromemStore) snapshot(shards map[owner]vectorShard) ([]byte, error) {
 		}
 		snaps = append(snaps, chromemSnapshot{App: o.app, User: o.user, Dims: dims, Export: buf.Bytes()})
 	}
-	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(snaps)
-	return buf.Bytes(), err
+	return gobBytes(snaps)
 }
 
 func (*chromemStore) restore(payload []byte) (map[owner]vectorShard, error) {
 	var snaps []chromemSnapshot
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&snaps); err != nil {
+	if err := fromGob(payload, &snaps); err != nil {
 		return nil, err
 	}
 	shards := make(map[owner]vectorShard, len(snaps))
@@ -102,11 +99,8 @@ func (s *chromemShard) upsert(ctx context.Context, docs []Document, vecs [][]flo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, d := range docs {
-		if s.dims == 0 {
-			s.dims = len(vecs[i])
-		}
-		if len(vecs[i]) != s.dims {
-			return errDims(len(vecs[i]), s.dims)
+		if err := fitDims(&s.dims, vecs[i]); err != nil {
+			return err
 		}
 		if isZero(vecs[i]) { // matches nothing, and chromem-go would divide by its length
 			if err := s.c.Delete(ctx, nil, nil, chromemID(d)); err != nil {

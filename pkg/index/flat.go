@@ -1,10 +1,8 @@
 package index
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"sync"
@@ -45,14 +43,12 @@ func (*flatStore) snapshot(shards map[owner]vectorShard) ([]byte, error) {
 		snaps = append(snaps, flatSnapshot{App: o.app, User: o.user, Dims: f.dims, Docs: f.docs, Vecs: f.vecs})
 		f.mu.RUnlock()
 	}
-	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(snaps)
-	return buf.Bytes(), err
+	return gobBytes(snaps)
 }
 
 func (*flatStore) restore(payload []byte) (map[owner]vectorShard, error) {
 	var snaps []flatSnapshot
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&snaps); err != nil {
+	if err := fromGob(payload, &snaps); err != nil {
 		return nil, err
 	}
 	shards := map[owner]vectorShard{}
@@ -93,11 +89,8 @@ func (s *flatShard) upsert(ctx context.Context, docs []Document, vecs [][]float3
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, d := range docs {
-		if s.dims == 0 {
-			s.dims = len(vecs[i])
-		}
-		if len(vecs[i]) != s.dims {
-			return errDims(len(vecs[i]), s.dims)
+		if err := fitDims(&s.dims, vecs[i]); err != nil {
+			return err
 		}
 		key := eventKey{d.SessionID, d.EventID}
 		at, ok := s.byEvent[key]
@@ -109,6 +102,18 @@ func (s *flatShard) upsert(ctx context.Context, docs []Document, vecs [][]float3
 		}
 		s.docs[at] = d
 		unit(s.vecs[at*s.dims:(at+1)*s.dims], vecs[i])
+	}
+	return nil
+}
+
+// fitDims sets a shard's dimensions from its first vector and refuses a
+// vector of any other.
+func fitDims(dims *int, v []float32) error {
+	if *dims == 0 {
+		*dims = len(v)
+	}
+	if len(v) != *dims {
+		return errDims(len(v), *dims)
 	}
 	return nil
 }

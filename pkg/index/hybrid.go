@@ -1,9 +1,7 @@
 package index
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"maps"
 
@@ -61,14 +59,12 @@ func (e *hybridEngine) snapshot(shards map[owner]shard) ([]byte, error) {
 	if snap.Vector, err = e.vector.snapshot(vec); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	err = gob.NewEncoder(&buf).Encode(snap)
-	return buf.Bytes(), err
+	return gobBytes(snap)
 }
 
 func (e *hybridEngine) restore(payload []byte) (map[owner]shard, error) {
 	var snap hybridSnapshot
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&snap); err != nil {
+	if err := fromGob(payload, &snap); err != nil {
 		return nil, err
 	}
 	kw, err := e.keyword.restore(snap.Keyword)

@@ -1,9 +1,7 @@
 package index
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 )
 
 // NewKeyword returns a BM25 keyword index (KindKeyword), held in memory,
@@ -33,14 +31,12 @@ func (keywordEngine) snapshot(shards map[owner]shard) ([]byte, error) {
 	for o, sh := range shards {
 		all = append(all, ownerDocs{o.app, o.user, sh.(*bm25Shard).documents()})
 	}
-	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(all)
-	return buf.Bytes(), err
+	return gobBytes(all)
 }
 
 func (e keywordEngine) restore(payload []byte) (map[owner]shard, error) {
 	var all []ownerDocs
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&all); err != nil {
+	if err := fromGob(payload, &all); err != nil {
 		return nil, err
 	}
 	shards := map[owner]shard{}

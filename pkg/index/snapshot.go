@@ -147,3 +147,15 @@ func (c *Index) load() error {
 	}
 	return nil
 }
+
+// gobBytes and fromGob encode and decode an engine's or a store's part of
+// a snapshot.
+func gobBytes(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(v)
+	return buf.Bytes(), err
+}
+
+func fromGob(payload []byte, v any) error {
+	return gob.NewDecoder(bytes.NewReader(payload)).Decode(v)
+}
