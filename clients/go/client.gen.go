@@ -250,10 +250,17 @@ type SearchResponse struct {
 		Author    *string                 `json:"author,omitempty"`
 		Content   *string                 `json:"content,omitempty"`
 		EventId   *string                 `json:"event_id,omitempty"`
+		FusedBy   *string                 `json:"fused_by,omitempty"`
 		Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+		Role      *string                 `json:"role,omitempty"`
 		Score     *float32                `json:"score,omitempty"`
+		Seq       *int                    `json:"seq,omitempty"`
 		SessionId *string                 `json:"session_id,omitempty"`
-		Timestamp *string                 `json:"timestamp,omitempty"`
+		Signals   *map[string]struct {
+			Rank  int     `json:"rank"`
+			Score float32 `json:"score"`
+		} `json:"signals,omitempty"`
+		Timestamp *string `json:"timestamp,omitempty"`
 	} `json:"results,omitempty"`
 }
 

@@ -675,11 +675,20 @@ export interface components {
                 author?: string;
                 content?: string;
                 event_id?: string;
+                fused_by?: string;
                 metadata?: {
                     [key: string]: unknown;
                 };
+                role?: string;
                 score?: number;
+                seq?: number;
                 session_id?: string;
+                signals?: {
+                    [key: string]: {
+                        rank: number;
+                        score: number;
+                    };
+                };
                 timestamp?: string;
             }[];
         };

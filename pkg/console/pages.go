@@ -251,15 +251,14 @@ type searchHit struct{ index.SearchResult }
 
 // Signals says which search found a hit, at which rank, for a hybrid index.
 func (h searchHit) Signals() string {
-	signals, _ := h.Metadata["signals"].(map[string]any)
 	var parts []string
-	for _, name := range []string{"keyword", "vector"} {
-		if rank, ok := signals[name].(float64); ok {
-			parts = append(parts, fmt.Sprintf("%s rank %d", name, int(rank)))
+	for _, kind := range []index.Kind{index.KindKeyword, index.KindVector} {
+		if s, ok := h.SearchResult.Signals[string(kind)]; ok {
+			parts = append(parts, fmt.Sprintf("%s rank %d", kind, s.Rank))
 		}
 	}
-	if by, ok := h.Metadata["fused_by"].(string); ok {
-		parts = append(parts, "fused by "+by)
+	if h.FusedBy != "" {
+		parts = append(parts, "fused by "+h.FusedBy)
 	}
 	return strings.Join(parts, " · ")
 }

@@ -181,7 +181,7 @@ func (s *bm25Shard) top(scores map[int32]float64, limit int) []SearchResult {
 	ranked = ranked[:min(limit, len(ranked))]
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
-		out[i] = s.docs[doc].result(scores[doc])
+		out[i] = s.docs[doc].Result(scores[doc])
 	}
 	return out
 }

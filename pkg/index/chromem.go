@@ -156,7 +156,7 @@ func (s *chromemShard) query(ctx context.Context, vec []float32, limit int) ([]S
 		ns, _ := strconv.ParseInt(r.Metadata["time_ns"], 10, 64)
 		d := Document{SessionID: r.Metadata["session_id"], EventID: r.Metadata["event_id"], Seq: seq, Author: r.Metadata["author"],
 			Role: r.Metadata["role"], Timestamp: time.Unix(0, ns).UTC(), Text: r.Content}
-		out[i] = d.result(float64(r.Similarity))
+		out[i] = d.Result(float64(r.Similarity))
 	}
 	return out, nil
 }

@@ -78,7 +78,9 @@ func toolResultText(ev *session.Event) string {
 	return strings.Join(parts, "\n")
 }
 
-func (d *Document) result(score float64) SearchResult {
-	return SearchResult{SessionID: d.SessionID, EventID: d.EventID, Content: d.Text, Author: d.Author,
-		Timestamp: d.Timestamp, Score: score, Metadata: map[string]any{"role": d.Role, "seq": d.Seq}}
+// Result is the search result the document makes with score: every store
+// builds its results here, so they carry the same fields.
+func (d *Document) Result(score float64) SearchResult {
+	return SearchResult{SessionID: d.SessionID, EventID: d.EventID, Content: d.Text, Author: d.Author, Role: d.Role, Seq: d.Seq,
+		Timestamp: d.Timestamp, Score: score}
 }

@@ -168,7 +168,7 @@ func (s *flatShard) query(ctx context.Context, vec []float32, limit int) ([]Sear
 	out := make([]SearchResult, len(best))
 	for n := len(best) - 1; n >= 0; n-- { // the heap gives the worst first
 		b := heap.Pop(&best).(scored)
-		out[n] = s.docs[b.doc].result(float64(b.score))
+		out[n] = s.docs[b.doc].Result(float64(b.score))
 	}
 	return out, nil
 }

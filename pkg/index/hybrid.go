@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/hectormem/hector/pkg/index/embed"
 )
@@ -124,21 +123,15 @@ func fuse(lists map[string][]SearchResult, limit int) []SearchResult {
 	for signal, results := range lists {
 		for rank, r := range results {
 			key := eventKey{r.SessionID, r.EventID}
+			own := Signal{Rank: rank + 1, Score: r.Score}
 			f := fused[key]
 			if f == nil {
-				// A copy, metadata included: the lists are the stores' and
-				// the caller's, and a store may leave Metadata nil.
-				f = &r
-				f.Score = 0
-				f.Metadata = maps.Clone(r.Metadata)
-				if f.Metadata == nil {
-					f.Metadata = map[string]any{}
-				}
-				f.Metadata["signals"] = map[string]int{}
+				f = &r // a copy: the lists are the stores'
+				f.Score, f.Signals = 0, map[string]Signal{}
 				fused[key] = f
 			}
 			f.Score += 1 / float64(RRFK+rank+1)
-			f.Metadata["signals"].(map[string]int)[signal] = rank + 1
+			f.Signals[signal] = own
 		}
 	}
 	out := make([]SearchResult, 0, len(fused))

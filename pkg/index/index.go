@@ -75,13 +75,29 @@ type SearchResponse struct {
 	Results []SearchResult
 }
 
-// SearchResult is one matching event with its provenance.
+// SearchResult is one matching event with its provenance. Every store
+// fills the same fields (Document.Result builds them); Metadata is the
+// caller's own, and no store writes it.
 type SearchResult struct {
-	SessionID string         `json:"session_id"`
-	EventID   string         `json:"event_id"`
-	Content   string         `json:"content"`
-	Author    string         `json:"author"`
-	Timestamp time.Time      `json:"timestamp"`
-	Score     float64        `json:"score"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	SessionID string    `json:"session_id"`
+	EventID   string    `json:"event_id"`
+	Content   string    `json:"content"`
+	Author    string    `json:"author"`
+	Role      string    `json:"role,omitempty"` // the message's: user, assistant, system or tool
+	Seq       int64     `json:"seq,omitempty"`  // the event's sequence number in its session
+	Timestamp time.Time `json:"timestamp"`
+	Score     float64   `json:"score"`
+	// Signals says which searches of a hybrid index found the result, each
+	// at which rank and with which score of its own (keyword, vector).
+	Signals map[string]Signal `json:"signals,omitempty"`
+	// FusedBy names the engine that fused a hybrid search itself ("qdrant");
+	// empty when Hector fused it, and Signals then says how.
+	FusedBy  string         `json:"fused_by,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Signal is what one search of a hybrid index made of a result.
+type Signal struct {
+	Rank  int     `json:"rank"` // 1 for the best
+	Score float64 `json:"score"`
 }

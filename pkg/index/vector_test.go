@@ -168,17 +168,16 @@ func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
 	if len(rs.Results) == 0 || rs.Results[0].Content != "deploy the service with Konflux" {
 		t.Fatalf("results = %+v", rs.Results)
 	}
-	signals, _ := rs.Results[0].Metadata["signals"].(map[string]int)
-	if signals["keyword"] != 1 || signals["vector"] != 1 {
-		t.Errorf("top result's signals = %v, want keyword rank 1 and vector rank 1", rs.Results[0].Metadata)
+	if s := rs.Results[0].Signals; s["keyword"].Rank != 1 || s["vector"].Rank != 1 || s["keyword"].Score <= 0 || s["vector"].Score <= 0 {
+		t.Errorf("top result's signals = %+v, want keyword rank 1 and vector rank 1, with their scores", s)
 	}
 	// "deployment" shares no keyword with the query, only word pieces: found by the vector side alone.
 	found := false
 	for _, r := range rs.Results[1:] {
 		if r.Content == "deployment pipelines are slow" {
 			found = true
-			if s := r.Metadata["signals"].(map[string]int); s["keyword"] != 0 || s["vector"] == 0 {
-				t.Errorf("signals for the trigram-only match = %v", s)
+			if s := r.Signals; s["keyword"].Rank != 0 || s["vector"].Rank == 0 {
+				t.Errorf("signals for the trigram-only match = %+v", s)
 			}
 		}
 	}

@@ -330,15 +330,14 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 	defer rows.Close()
 	var out []index.SearchResult
 	for rows.Next() {
-		var r index.SearchResult
-		var seq, timeNs int64
-		var role string
-		if err := rows.Scan(&r.SessionID, &r.EventID, &seq, &r.Author, &role, &timeNs, &r.Content, &r.Score); err != nil {
+		var d index.Document
+		var timeNs int64
+		var score float64
+		if err := rows.Scan(&d.SessionID, &d.EventID, &d.Seq, &d.Author, &d.Role, &timeNs, &d.Text, &score); err != nil {
 			return nil, err
 		}
-		r.Timestamp = time.Unix(0, timeNs)
-		r.Metadata = map[string]any{"role": role, "seq": seq}
-		out = append(out, r)
+		d.Timestamp = time.Unix(0, timeNs)
+		out = append(out, d.Result(score))
 	}
 	return out, rows.Err()
 }

@@ -412,8 +412,9 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, str(md["time"]))
 		seq, _ := md["seq"].(float64)
-		results = append(results, index.SearchResult{SessionID: str(md["session"]), EventID: str(md["event"]), Content: str(md["text"]),
-			Author: str(md["author"]), Timestamp: ts, Score: m.Score, Metadata: map[string]any{"role": str(md["role"]), "seq": int64(seq)}})
+		d := index.Document{SessionID: str(md["session"]), EventID: str(md["event"]), Seq: int64(seq), Author: str(md["author"]),
+			Role: str(md["role"]), Timestamp: ts, Text: str(md["text"])}
+		results = append(results, d.Result(m.Score))
 	}
 	return results, nil
 }

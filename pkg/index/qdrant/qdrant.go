@@ -364,8 +364,8 @@ func (s *Store) SearchHybrid(ctx context.Context, o index.Owner, q index.StoreQu
 		Filter: scope(o), Limit: ptr(uint64(q.Limit)), WithPayload: qc.NewWithPayload(true),
 	})
 	// Qdrant says only the fused score, not which signal found a result.
-	for _, r := range results {
-		r.Metadata["fused_by"] = "qdrant"
+	for i := range results {
+		results[i].FusedBy = "qdrant"
 	}
 	return results, err
 }
@@ -382,11 +382,9 @@ func (s *Store) query(ctx context.Context, o index.Owner, req *qc.QueryPoints) (
 			return nil, errors.New("the Qdrant server returned a point outside the requested (app, user)")
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, pl["time"].GetStringValue())
-		out = append(out, index.SearchResult{
-			SessionID: pl["session"].GetStringValue(), EventID: pl["event"].GetStringValue(), Content: pl["text"].GetStringValue(),
-			Author: pl["author"].GetStringValue(), Timestamp: ts, Score: float64(p.GetScore()),
-			Metadata: map[string]any{"role": pl["role"].GetStringValue(), "seq": pl["seq"].GetIntegerValue()},
-		})
+		d := index.Document{SessionID: pl["session"].GetStringValue(), EventID: pl["event"].GetStringValue(), Seq: pl["seq"].GetIntegerValue(),
+			Author: pl["author"].GetStringValue(), Role: pl["role"].GetStringValue(), Timestamp: ts, Text: pl["text"].GetStringValue()}
+		out = append(out, d.Result(float64(p.GetScore())))
 	}
 	return out, nil
 }

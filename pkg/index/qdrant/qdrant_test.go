@@ -73,7 +73,7 @@ func TestRequests(t *testing.T) {
 		}
 	}
 	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "shared words", AppName: "app", UserID: "alice"})
-	if err != nil || len(rs.Results) != 1 || rs.Results[0].SessionID != "alice-s" || rs.Results[0].Metadata["fused_by"] != "qdrant" {
+	if err != nil || len(rs.Results) != 1 || rs.Results[0].SessionID != "alice-s" || rs.Results[0].FusedBy != "qdrant" {
 		t.Fatalf("alice's search = %+v, %v; want her event, fused by Qdrant", rs, err)
 	}
 	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "bob-s"}); err != nil {

@@ -350,8 +350,9 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 		}
 		ts, _ := time.Parse(time.RFC3339Nano, str(r["time"]))
 		seq, _ := r["seq"].(float64)
-		out = append(out, index.SearchResult{SessionID: str(r["session"]), EventID: str(r["event"]), Content: str(r["text"]),
-			Author: str(r["author"]), Timestamp: ts, Score: score, Metadata: map[string]any{"role": str(r["role"]), "seq": int64(seq)}})
+		d := index.Document{SessionID: str(r["session"]), EventID: str(r["event"]), Seq: int64(seq), Author: str(r["author"]),
+			Role: str(r["role"]), Timestamp: ts, Text: str(r["text"])}
+		out = append(out, d.Result(score))
 	}
 	return out, nil
 }
