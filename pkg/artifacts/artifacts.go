@@ -6,18 +6,19 @@ package artifacts
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 var (
 	// ErrNotFound: no such artifact or version in the caller's scope.
-	ErrNotFound = errors.New("artifact not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "artifact not found")
 	// ErrInvalidArgument wraps every error caused by bad input; nothing was written.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument error = errkind.InvalidArgument
 	// ErrTooLarge: the content is over the store's size limit; nothing was written.
-	ErrTooLarge = errors.New("artifact too large")
+	ErrTooLarge = errkind.New(errkind.TooLarge, "artifact too large")
 )
 
 // UserPrefix marks a name that belongs to the user rather than the session.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 // The scopes a fact can live in. A handle on one scope can never reach another.
@@ -93,7 +95,7 @@ const DefaultCategory = "user_facts"
 
 var (
 	// ErrNotFound: no live fact with that key in the scope.
-	ErrNotFound = errors.New("fact not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "fact not found")
 	// ErrWrongKey: the encryption key is not the one the facts were written with.
 	ErrWrongKey = errors.New("the facts encryption key does not match the stored facts")
 )
@@ -105,3 +107,6 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string { return e.Message + " (" + e.Code + ")" }
+
+// Unwrap makes a refusal an errkind.InvalidArgument.
+func (e *ValidationError) Unwrap() error { return errkind.InvalidArgument }

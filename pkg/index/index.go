@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/pkg/session"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 var (
 	// ErrInvalidArgument wraps every error caused by bad input.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument error = errkind.InvalidArgument
 	// ErrNeedsRebuild: the index on disk was built differently from how it
 	// is configured now (another embedder, say) and must be rebuilt.
 	ErrNeedsRebuild = errors.New("the index must be rebuilt: run `hector index rebuild`")

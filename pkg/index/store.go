@@ -2,10 +2,11 @@ package index
 
 import (
 	"context"
-	"errors"
 	"github.com/hectormem/hector/internal/hashid"
 
 	"github.com/google/uuid"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 // Store is a search engine that holds an index outside the process
@@ -108,4 +109,4 @@ type StoreQuery struct {
 }
 
 // ErrStoreUnavailable wraps errors of an external store that cannot be reached.
-var ErrStoreUnavailable = errors.New("the index store is unavailable")
+var ErrStoreUnavailable = errkind.New(errkind.Unavailable, "the index store is unavailable")

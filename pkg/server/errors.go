@@ -13,12 +13,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/hectormem/hector/internal/jsondepth"
-	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/errkind"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
-	"github.com/hectormem/hector/pkg/state"
 )
 
 // apiError is an error with its HTTP status and a stable code; it is
@@ -41,8 +40,9 @@ var (
 	errRateLimited     = &apiError{http.StatusTooManyRequests, "rate_limited", "too many requests for this credential: slow down"}
 )
 
-// toAPIError maps domain errors to statuses; anything unknown is a 500
-// whose details go to the log, not to the client.
+// toAPIError maps errors to statuses by their kind (errkind), whichever
+// service returned them; anything else is a 500 whose details go to the
+// log, not to the client.
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	var maxBytes *http.MaxBytesError
@@ -54,25 +54,28 @@ func toAPIError(err error) *apiError {
 		return &apiError{http.StatusBadRequest, refused.Code, refused.Message}
 	case errors.As(err, &maxBytes):
 		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body over the limit of %d bytes", maxBytes.Limit)}
-	case errors.Is(err, artifacts.ErrTooLarge):
+	case errors.Is(err, errkind.TooLarge):
 		return &apiError{http.StatusRequestEntityTooLarge, "too_large", err.Error()}
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, facts.ErrNotFound):
+	case errors.Is(err, errkind.NotFound):
 		return &apiError{http.StatusNotFound, "not_found", err.Error()}
-	case errors.Is(err, session.ErrConflict):
+	case errors.Is(err, errkind.Conflict):
 		return &apiError{http.StatusConflict, "conflict", err.Error()}
-	case errors.Is(err, session.ErrAlreadyExists):
+	case errors.Is(err, errkind.AlreadyExists):
 		return &apiError{http.StatusConflict, "already_exists", err.Error()}
-	case errors.Is(err, session.ErrInvalidArgument), errors.Is(err, artifacts.ErrInvalidArgument),
-		errors.Is(err, index.ErrInvalidArgument), errors.Is(err, state.ErrInvalidKey), errors.Is(err, state.ErrInvalidValue):
+	case errors.Is(err, errkind.InvalidArgument):
 		return &apiError{http.StatusBadRequest, "invalid_argument", err.Error()}
 	case errors.Is(err, index.ErrNeedsRebuild):
 		return &apiError{http.StatusServiceUnavailable, "index_needs_rebuild", err.Error()}
+	// Which store is unavailable is said in general terms: the errors
+	// themselves may hold addresses.
 	case errors.Is(err, index.ErrStoreUnavailable):
 		return errUnavailable("the index store")
 	case errors.Is(err, session.ErrClosed):
 		return errUnavailable("the server, which is shutting down,")
 	case sqldb.Unavailable(err):
 		return errUnavailable("the database")
+	case errors.Is(err, errkind.Unavailable):
+		return errUnavailable("a backing store")
 	}
 	return &apiError{http.StatusInternalServerError, "internal", "internal error: see the server log"}
 }

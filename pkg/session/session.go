@@ -5,24 +5,25 @@ package session
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"time"
 
 	"github.com/hectormem/hector/pkg/state"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 var (
 	// ErrNotFound: the session does not exist (or belongs to another app or user).
-	ErrNotFound = errors.New("session not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "session not found")
 	// ErrAlreadyExists: a session or event with that ID already exists.
-	ErrAlreadyExists = errors.New("already exists")
+	ErrAlreadyExists = errkind.New(errkind.AlreadyExists, "already exists")
 	// ErrConflict: a compare-and-swap append found the session had moved on.
-	ErrConflict = errors.New("session changed since it was read")
+	ErrConflict = errkind.New(errkind.Conflict, "session changed since it was read")
 	// ErrInvalidArgument wraps every error caused by bad input; nothing was written.
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument error = errkind.InvalidArgument
 	// ErrClosed: the service was closed; nothing was written.
-	ErrClosed = errors.New("session service is closed")
+	ErrClosed = errkind.New(errkind.Unavailable, "session service is closed")
 )
 
 // Service stores sessions. Every method is safe for concurrent use, and every

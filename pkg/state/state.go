@@ -15,6 +15,8 @@ import (
 	"iter"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hectormem/hector/pkg/errkind"
 )
 
 // Key prefixes that select a scope. A key without one of them is session-scoped.
@@ -31,9 +33,9 @@ var (
 	// ErrStateKeyNotExist is returned by State.Get for a key that has no value.
 	ErrStateKeyNotExist = errors.New("state key does not exist")
 	// ErrInvalidKey wraps every key validation failure.
-	ErrInvalidKey = errors.New("invalid state key")
+	ErrInvalidKey = errkind.New(errkind.InvalidArgument, "invalid state key")
 	// ErrInvalidValue wraps every value validation failure.
-	ErrInvalidValue = errors.New("invalid state value")
+	ErrInvalidValue = errkind.New(errkind.InvalidArgument, "invalid state value")
 )
 
 // Scope says who shares a key.

@@ -88,10 +88,14 @@ func TestPostgresLeaderDies(t *testing.T) {
 	db := testdb.Postgres(t)
 	ctx := t.Context()
 	one, two := leaderAndFollower(t, db)
-	// Kill the backend holding the lock, as a crashed process's would go,
-	// and wait (up to 10 s) until it is gone.
+	// Kill the backend holding the lease's lock, as a crashed process's
+	// would go, and wait (up to 10 s) until it is gone. Only that one:
+	// other packages' tests hold advisory locks on the same server.
 	var killed bool
-	err := db.Raw(`SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND granted`).Scan(&killed).Error
+	err := db.Raw(`SELECT pg_terminate_backend(l.pid, 10000) FROM pg_locks l,
+			(SELECT hashtextextended(current_schema() || '/hector-index/' || 'dies', 0) AS k) AS lease
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid <> pg_backend_pid()
+			AND l.classid = ((lease.k >> 32) & 4294967295)::oid AND l.objid = (lease.k & 4294967295)::oid`).Scan(&killed).Error
 	if err != nil || !killed {
 		t.Fatalf("terminating the leader's connection: %v %v", killed, err)
 	}
