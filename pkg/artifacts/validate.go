@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hectormem/hector/pkg/ident"
 )
 
-const (
-	maxNameBytes = 255
-	maxIDBytes   = 128
-)
+const maxNameBytes = 255
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
@@ -40,21 +39,9 @@ func validateName(name string) error {
 	return nil
 }
 
-func validateID(what, id string) error {
-	switch {
-	case id == "":
-		return invalid("%s is empty", what)
-	case len(id) > maxIDBytes:
-		return invalid("%s is longer than %d bytes", what, maxIDBytes)
-	case !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return invalid("%s %q is not printable UTF-8", what, id)
-	}
-	return nil
-}
-
 func validateSession(app, user, session string) error {
 	for _, f := range [][2]string{{"app name", app}, {"user ID", user}, {"session ID", session}} {
-		if err := validateID(f[0], f[1]); err != nil {
+		if err := ident.Check(f[0], f[1]); err != nil {
 			return err
 		}
 	}

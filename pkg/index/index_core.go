@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -103,16 +103,12 @@ func (c *Index) Ready(context.Context) error { return nil }
 func (c *Index) Skipped() Skips    { return Skips{} }
 func (c *Index) IsPersisted() bool { return c.persist != nil }
 
+// validateOwner checks the (app, user) every search and write is scoped to.
 func validateOwner(app, user string) error {
-	for _, f := range [][2]string{{"app name", app}, {"user ID", user}} {
-		if f[1] == "" {
-			return fmt.Errorf("%w: %s is empty: every search is scoped to one app and user", ErrInvalidArgument, f[0])
-		}
-		if !utf8.ValidString(f[1]) {
-			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidArgument, f[0])
-		}
+	if err := ident.Check("app name", app); err != nil {
+		return err
 	}
-	return nil
+	return ident.Check("user ID", user)
 }
 
 // validateSearch checks a request and returns its limit.

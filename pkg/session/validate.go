@@ -2,31 +2,15 @@ package session
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
-
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
 )
-
-const maxIDBytes = 128
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
-func validateID(what, id string) error {
-	switch {
-	case id == "":
-		return invalid("%s is empty", what)
-	case len(id) > maxIDBytes:
-		return invalid("%s is longer than %d bytes", what, maxIDBytes)
-	case !utf8.ValidString(id):
-		return invalid("%s is not valid UTF-8", what)
-	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return invalid("%s %q contains a control character", what, id)
-	}
-	return nil
-}
+func validateID(what, id string) error { return ident.Check(what, id) }
 
 func validateOwner(app, user string) error {
 	if err := validateID("app name", app); err != nil {

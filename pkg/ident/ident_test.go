@@ -1,0 +1,39 @@
+package ident
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/hectormem/hector/pkg/errkind"
+)
+
+func TestCheck(t *testing.T) {
+	for id, ok := range map[string]bool{
+		"alice": true, "chat:42": true, "café/été": true, "a trip to Lisbon": true, strings.Repeat("x", MaxBytes): true,
+		"": false, strings.Repeat("x", MaxBytes+1): false, "a\x00b": false, "tab\there": false, "\xff": false, "del\x7f": false,
+	} {
+		err := Check("user ID", id)
+		if (err == nil) != ok {
+			t.Errorf("Check(%q) = %v, want ok %v", id, err, ok)
+		}
+		if err != nil && (!errors.Is(err, errkind.InvalidArgument) || !strings.Contains(err.Error(), "user ID")) {
+			t.Errorf("Check(%q): %v is not an invalid argument naming the user ID", id, err)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, seed := range []string{"alice", "", "a\x00", "\xff\xfe", "chat:1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if Check("id", id) != nil {
+			return
+		}
+		if id == "" || len(id) > MaxBytes || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			t.Errorf("Check accepted %q", id)
+		}
+	})
+}
