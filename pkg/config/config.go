@@ -5,9 +5,10 @@
 package config
 
 import (
+	"time"
+
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/workingmemory"
-	"time"
 )
 
 // Config is a whole configuration file.

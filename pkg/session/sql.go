@@ -16,9 +16,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/hectormem/hector/pkg/state"
-
 	"github.com/hectormem/hector/internal/writelock"
+	"github.com/hectormem/hector/pkg/state"
 )
 
 // SQLService stores sessions in a SQL database through GORM: SQLite (see

@@ -20,9 +20,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/hectormem/hector/pkg/index"
-
 	"github.com/hectormem/hector/internal/writelock"
+	"github.com/hectormem/hector/pkg/index"
 )
 
 type row struct {
