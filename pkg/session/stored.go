@@ -125,15 +125,19 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 // two events with one ID are refused. The options apply to the batch: an
 // expected sequence number is the session's before its first event.
 func (l limits) prepareBatch(s Session, evs []*Event, opts []AppendOption) ([]*pendingAppend, error) {
+	if len(evs) == 1 { // AppendEvent: nothing to number or compare
+		p, err := l.prepareAppend(s, evs[0], opts)
+		if err != nil || p == nil {
+			return nil, err
+		}
+		return []*pendingAppend{p}, nil
+	}
 	var batch []*pendingAppend
 	ids := make(map[string]int, len(evs))
 	for i, ev := range evs {
 		p, err := l.prepareAppend(s, ev, opts)
-		if err != nil && len(evs) > 1 {
-			return nil, fmt.Errorf("event %d of %d: %w", i+1, len(evs), err)
-		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("event %d of %d: %w", i+1, len(evs), err)
 		}
 		if p == nil {
 			continue
