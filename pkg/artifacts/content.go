@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"slices"
 )
 
 // content wraps an upload: it detects the MIME type from the first bytes,
@@ -69,3 +70,9 @@ func (c *content) Read(p []byte) (int, error) {
 }
 
 func (c *content) digest() string { return hex.EncodeToString(c.hash.Sum(nil)) }
+
+// InlineImage reports whether a browser shows an image of this MIME type
+// without running anything in it: raster images, not SVG.
+func InlineImage(mime string) bool {
+	return slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, mime)
+}

@@ -300,15 +300,6 @@ func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	}
 }
 
-// Ready reports whether the databases and the index store answer.
-func (s *Services) Ready(ctx context.Context) error {
-	var errs []error
-	for what, err := range s.Unready(ctx) {
-		errs = append(errs, fmt.Errorf("%s: %w", what, err))
-	}
-	return errors.Join(errs...)
-}
-
 // Unready names each store that does not answer ("index", "databases.main")
 // with why: probes say which, so an operator knows where to look. The
 // stores are asked at once, so one that hangs until ctx ends does not make

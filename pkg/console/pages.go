@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,7 +133,7 @@ type artifactRow struct{ artifacts.Info }
 
 func (a artifactRow) Kind() string {
 	switch {
-	case inlineImage(a.MimeType):
+	case artifacts.InlineImage(a.MimeType):
 		return "image"
 	case strings.HasPrefix(a.MimeType, "text/") || a.MimeType == "application/json":
 		return "text"
@@ -378,12 +377,6 @@ func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
 	c.render(req, http.StatusOK, "state", data)
 }
 
-// inlineImage lists the image types a browser shows without running
-// anything: never SVG, which can carry script.
-func inlineImage(mime string) bool {
-	return slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, mime)
-}
-
 // artifact serves an artifact's content to the browser: images and text
 // inline, as what they are; anything else as a download. Nothing uploaded
 // is ever served as HTML or script under the console's origin.
@@ -407,7 +400,7 @@ func (c *Console) artifact(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'")
 	switch {
-	case inlineImage(mime) && r.URL.Query().Get("download") == "":
+	case artifacts.InlineImage(mime) && r.URL.Query().Get("download") == "":
 		h.Set("Content-Type", mime)
 	case (strings.HasPrefix(mime, "text/") || mime == "application/json") && r.URL.Query().Get("download") == "":
 		h.Set("Content-Type", "text/plain; charset=utf-8")

@@ -5,7 +5,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/hectormem/hector/pkg/artifacts"
@@ -75,7 +74,7 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) error {
 // without interpreting it as a document: plain text, JSON and raster images.
 func displayedInert(contentType string) bool {
 	media, _, err := mime.ParseMediaType(contentType)
-	return err == nil && slices.Contains([]string{"text/plain", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp"}, media)
+	return err == nil && (media == "text/plain" || media == "application/json" || artifacts.InlineImage(media))
 }
 
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) error {

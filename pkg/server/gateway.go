@@ -124,21 +124,6 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) gatewaySession(ctx context.Context, app, user, id string, create bool) (session.Session, error) {
-	resp, err := s.svcs.Sessions.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id, NumRecentEvents: 1})
-	if err == nil {
-		return resp.Session, nil
-	}
-	if !create || !errors.Is(err, session.ErrNotFound) {
-		return nil, err
-	}
-	created, err := s.svcs.Sessions.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: id})
-	if err != nil {
-		return nil, err
-	}
-	return created.Session, nil
-}
-
 // gatewayFlush indexes what was added; flushing again changes nothing.
 func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.FlushRequest
@@ -146,11 +131,11 @@ func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess, err := s.gatewaySession(r.Context(), app, req.UserID, sid, false)
+	resp, err := s.svcs.Sessions.Get(r.Context(), &session.GetRequest{AppName: app, UserID: req.UserID, SessionID: sid, NumRecentEvents: 1})
 	if err != nil {
 		return err
 	}
-	if err := s.svcs.Index.Index(r.Context(), sess); err != nil {
+	if err := s.svcs.Index.Index(r.Context(), resp.Session); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"flushed": true})

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
 )
 
@@ -231,7 +232,7 @@ func (m *inMemoryService) AppendEvents(ctx context.Context, s Session, evs []*Ev
 }
 
 func (m *inMemoryService) AppState(ctx context.Context, appName string) (map[string]any, error) {
-	if err := validateID("app name", appName); err != nil {
+	if err := ident.Check("app name", appName); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
@@ -249,7 +250,7 @@ func (m *inMemoryService) UserState(ctx context.Context, appName, userID string)
 }
 
 func (m *inMemoryService) UpdateAppState(ctx context.Context, appName string, delta map[string]any) error {
-	if err := validateID("app name", appName); err != nil {
+	if err := ident.Check("app name", appName); err != nil {
 		return err
 	}
 	d, err := splitScopedDelta(delta, state.ScopeApp, m.maxValueBytes)

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/hectormem/hector/internal/writelock"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
 )
 
@@ -585,7 +586,7 @@ func (s *SQLService) appendAlone(ctx context.Context, p *pendingAppend, now time
 }
 
 func (s *SQLService) AppState(ctx context.Context, appName string) (map[string]any, error) {
-	if err := validateID("app name", appName); err != nil {
+	if err := ident.Check("app name", appName); err != nil {
 		return nil, err
 	}
 	out := make(map[string]any)
@@ -601,7 +602,7 @@ func (s *SQLService) UserState(ctx context.Context, appName, userID string) (map
 }
 
 func (s *SQLService) UpdateAppState(ctx context.Context, appName string, delta map[string]any) error {
-	if err := validateID("app name", appName); err != nil {
+	if err := ident.Check("app name", appName); err != nil {
 		return err
 	}
 	d, err := splitScopedDelta(delta, state.ScopeApp, s.maxValueBytes)

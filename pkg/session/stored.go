@@ -7,6 +7,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/uuid"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
 )
 
@@ -79,7 +80,7 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	if id == "" {
 		id = uuid.Must(uuid.NewV7()).String()
 	}
-	if err := validateID("event ID", id); err != nil {
+	if err := ident.Check("event ID", id); err != nil {
 		return nil, err
 	}
 	ts := ev.Timestamp

@@ -10,20 +10,18 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
-func validateID(what, id string) error { return ident.Check(what, id) }
-
 func validateOwner(app, user string) error {
-	if err := validateID("app name", app); err != nil {
+	if err := ident.Check("app name", app); err != nil {
 		return err
 	}
-	return validateID("user ID", user)
+	return ident.Check("user ID", user)
 }
 
 func validateSessionKey(app, user, id string) error {
 	if err := validateOwner(app, user); err != nil {
 		return err
 	}
-	return validateID("session ID", id)
+	return ident.Check("session ID", id)
 }
 
 // splitDelta validates a state delta; errors wrap both ErrInvalidArgument
