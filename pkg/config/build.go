@@ -159,8 +159,19 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		return err
 	})
 
-	s.Index, err = s.openIndex(ctx, cfg, logger, o)
-	return err
+	if s.Index, err = s.openIndex(ctx, cfg, logger, o); err != nil || o.noCatchUp {
+		return err
+	}
+	// A deletion reaches the index through the change feed: catching up
+	// now applies it before Delete returns. When the store does not answer,
+	// the follower applies it later; the session is deleted either way.
+	s.Sessions.OnDelete(func(ctx context.Context, app, user, id string) error {
+		if err := s.Index.CatchUp(ctx, s.Sessions); err != nil {
+			logger.Warn("index: a deleted session stays searchable until the index catches up", "session", id, "error", err)
+		}
+		return nil
+	})
+	return nil
 }
 
 // sharedFactsKey refuses to make a facts key of this process's own for
@@ -241,7 +252,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 			return nil, err
 		}
 	}
-	idx, err := index.NewExternal(cfg.Server.Index.Type, store, e, pos, opts...)
+	idx, err := index.New(cfg.Server.Index.Type, store, e, pos, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := svcs.Index.(*index.External); !ok {
+	if _, ok := svcs.Index.(*index.Index); !ok {
 		t.Fatalf("the index is a %T, want an external one", svcs.Index)
 	}
 	appendAndFind(t, svcs)

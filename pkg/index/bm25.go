@@ -1,7 +1,7 @@
 package index
 
 import (
-	"context"
+	"errors"
 	"math"
 	"sort"
 	"sync"
@@ -13,12 +13,11 @@ const (
 	bm25B  = 0.75
 )
 
-// bm25Shard is an in-memory inverted index of one (app, user)'s documents.
-// Removing a document only marks it dead; its postings are skipped at query
-// time and dropped when dead documents outnumber live ones.
+// bm25Shard is an in-memory inverted index of one (app, user)'s documents,
+// over the terms the index tokenized them into. Removing a document only
+// marks it dead; its postings are skipped at query time and dropped when
+// dead documents outnumber live ones.
 type bm25Shard struct {
-	tok Tokenizer
-
 	mu       sync.RWMutex
 	docs     []bm25Doc
 	byEvent  map[eventKey]int32
@@ -37,41 +36,39 @@ type bm25Doc struct {
 
 type posting struct{ doc, tf int32 }
 
-func newBM25Shard(tok Tokenizer) *bm25Shard {
-	return &bm25Shard{tok: tok, byEvent: map[eventKey]int32{}, postings: map[string][]posting{}}
+func newBM25Shard() *bm25Shard {
+	return &bm25Shard{byEvent: map[eventKey]int32{}, postings: map[string][]posting{}}
 }
 
-func (s *bm25Shard) add(ctx context.Context, docs []Document) error {
-	type tokenized struct {
-		tf     map[string]int32
-		length int32
-	}
-	prepared := make([]tokenized, len(docs))
+func (s *bm25Shard) add(docs []StoredDoc) {
+	tfs := make([]map[string]int32, len(docs))
 	for i, d := range docs { // outside the lock: searches go on meanwhile
-		terms := s.tok.Tokens(d.Text)
-		tf := make(map[string]int32, len(terms))
-		for _, t := range terms {
-			tf[t]++
+		tfs[i] = make(map[string]int32, len(d.Terms))
+		for _, t := range d.Terms {
+			tfs[i][t]++
 		}
-		prepared[i] = tokenized{tf, int32(len(terms))}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, d := range docs {
-		key := eventKey{d.SessionID, d.EventID}
-		if old, ok := s.byEvent[key]; ok { // re-indexing an event replaces it
-			s.kill(old)
-		}
-		n := int32(len(s.docs))
-		s.docs = append(s.docs, bm25Doc{Document: d, length: prepared[i].length, live: true})
-		s.byEvent[key] = n
-		for term, tf := range prepared[i].tf {
-			s.postings[term] = append(s.postings[term], posting{n, tf})
-		}
-		s.totalLen += int64(prepared[i].length)
-		s.live++
+		s.put(d.Document, int32(len(d.Terms)), tfs[i])
 	}
-	return nil
+}
+
+// put adds one document; callers hold mu.
+func (s *bm25Shard) put(d Document, length int32, tf map[string]int32) {
+	key := eventKey{d.SessionID, d.EventID}
+	if old, ok := s.byEvent[key]; ok { // indexing an event again replaces it
+		s.kill(old)
+	}
+	n := int32(len(s.docs))
+	s.docs = append(s.docs, bm25Doc{Document: d, length: length, live: true})
+	s.byEvent[key] = n
+	for term, f := range tf {
+		s.postings[term] = append(s.postings[term], posting{n, f})
+	}
+	s.totalLen += int64(length)
+	s.live++
 }
 
 func (s *bm25Shard) kill(n int32) {
@@ -85,18 +82,24 @@ func (s *bm25Shard) kill(n int32) {
 	delete(s.byEvent, eventKey{d.SessionID, d.EventID})
 }
 
-func (s *bm25Shard) removeSession(ctx context.Context, sessionID string) error {
+func (s *bm25Shard) has(key eventKey) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.byEvent[key]
+	return ok
+}
+
+func (s *bm25Shard) removeWhere(drop func(*Document) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, n := range s.byEvent {
-		if key.session == sessionID {
+	for _, n := range s.byEvent {
+		if drop(&s.docs[n].Document) {
 			s.kill(n)
 		}
 	}
 	if dead := len(s.docs) - s.live; dead > 1024 && dead > s.live {
 		s.compact()
 	}
-	return nil
 }
 
 // compact drops dead documents and renumbers the live ones.
@@ -127,12 +130,12 @@ func (s *bm25Shard) compact() {
 	}
 }
 
-func (s *bm25Shard) search(ctx context.Context, query string, limit int) ([]SearchResult, error) {
-	terms := unique(s.tok.Tokens(query))
+// search scores the documents holding any of terms (each given once).
+func (s *bm25Shard) search(terms []string, limit int) []SearchResult {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.live == 0 || len(terms) == 0 {
-		return nil, nil
+		return nil
 	}
 	n := float64(s.live)
 	avgLen := float64(s.totalLen) / n
@@ -158,7 +161,7 @@ func (s *bm25Shard) search(ctx context.Context, query string, limit int) ([]Sear
 			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(d.length)/avgLen))
 		}
 	}
-	return s.top(scores, limit), nil
+	return s.top(scores, limit)
 }
 
 // top returns the best-scoring documents, ties broken by recency so results are deterministic.
@@ -186,17 +189,65 @@ func (s *bm25Shard) top(scores map[int32]float64, limit int) []SearchResult {
 	return out
 }
 
-// documents returns the live documents, for snapshots.
-func (s *bm25Shard) documents() []Document {
+// keywordSnapshot is a shard's live documents and their postings, so that
+// loading it tokenizes nothing.
+type keywordSnapshot struct {
+	Docs     []Document
+	Lengths  []int32
+	Terms    []string
+	Postings [][][2]int32 // per term: (document, term frequency)
+}
+
+func (s *bm25Shard) export() keywordSnapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]Document, 0, s.live)
-	for _, d := range s.docs {
+	var snap keywordSnapshot
+	renumber := make([]int32, len(s.docs))
+	for i, d := range s.docs {
 		if d.live {
-			out = append(out, d.Document)
+			renumber[i] = int32(len(snap.Docs))
+			snap.Docs = append(snap.Docs, d.Document)
+			snap.Lengths = append(snap.Lengths, d.length)
 		}
 	}
-	return out
+	for term, ps := range s.postings {
+		var kept [][2]int32
+		for _, p := range ps {
+			if s.docs[p.doc].live {
+				kept = append(kept, [2]int32{renumber[p.doc], p.tf})
+			}
+		}
+		if kept != nil {
+			snap.Terms = append(snap.Terms, term)
+			snap.Postings = append(snap.Postings, kept)
+		}
+	}
+	return snap
+}
+
+func (s *bm25Shard) restore(snap keywordSnapshot) error {
+	if len(snap.Lengths) != len(snap.Docs) || len(snap.Postings) != len(snap.Terms) {
+		return errors.New("index: a keyword snapshot whose parts do not match")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range snap.Docs {
+		s.docs = append(s.docs, bm25Doc{Document: d, length: snap.Lengths[i], live: true})
+		s.byEvent[eventKey{d.SessionID, d.EventID}] = int32(i)
+		s.totalLen += int64(snap.Lengths[i])
+	}
+	s.live = len(snap.Docs)
+	for i, term := range snap.Terms {
+		ps := make([]posting, len(snap.Postings[i]))
+		for j, p := range snap.Postings[i] {
+			if p[0] < 0 || int(p[0]) >= len(s.docs) {
+				return errors.New("index: a keyword snapshot posting past its documents")
+			}
+			ps[j] = posting{p[0], p[1]}
+		}
+		s.postings[term] = ps
+	}
+	return nil
 }
 
 func unique(terms []string) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -19,21 +20,19 @@ import (
 // default.
 type chromemStore struct{}
 
-func (*chromemStore) name() string { return "chromem" }
+func (chromemStore) name() string { return "chromem" }
 
 // chromemCollection is the one collection of each shard's database.
 const chromemCollection = "memory"
 
-func (*chromemStore) newShard(owner) (vectorShard, error) {
+func (chromemStore) newShard() (vectorShard, error) {
 	db := chromem.NewDB()
 	c, err := db.CreateCollection(chromemCollection, nil, refuseToEmbed)
 	if err != nil {
 		return nil, err
 	}
-	return &chromemShard{db: db, c: c}, nil
+	return &chromemShard{db: db, c: c, ids: map[eventKey]bool{}}, nil
 }
-
-func (*chromemStore) dropShard(vectorShard) {}
 
 // refuseToEmbed is the collection's embedding function. Hector embeds every
 // document and query itself; without a function of its own, chromem-go
@@ -43,77 +42,83 @@ func refuseToEmbed(context.Context, string) ([]float32, error) {
 }
 
 type chromemSnapshot struct {
-	App, User string
-	Dims      int
-	Export    []byte // chromem-go's export of the shard's database
+	Dims   int
+	Export []byte      // chromem-go's export of the shard's database
+	Keys   [][2]string // the (session, event) of each document, which chromem-go cannot list
 }
 
-func (*chromemStore) snapshot(shards map[owner]vectorShard) ([]byte, error) {
-	var snaps []chromemSnapshot
-	for o, s := range shards {
-		cs := s.(*chromemShard)
-		var buf bytes.Buffer
-		cs.mu.RLock()
-		err := cs.db.ExportToWriter(&buf, false, "")
-		dims := cs.dims
-		cs.mu.RUnlock()
-		if err != nil {
-			return nil, err
-		}
-		snaps = append(snaps, chromemSnapshot{App: o.app, User: o.user, Dims: dims, Export: buf.Bytes()})
+func (s *chromemShard) export() ([]byte, error) {
+	var buf bytes.Buffer
+	s.mu.RLock()
+	err := s.db.ExportToWriter(&buf, false, "")
+	sn := chromemSnapshot{Dims: s.dims, Export: buf.Bytes()}
+	for k := range s.ids {
+		sn.Keys = append(sn.Keys, [2]string{k.session, k.event})
 	}
-	return gobBytes(snaps)
-}
-
-func (*chromemStore) restore(payload []byte) (map[owner]vectorShard, error) {
-	var snaps []chromemSnapshot
-	if err := fromGob(payload, &snaps); err != nil {
+	s.mu.RUnlock()
+	if err != nil {
 		return nil, err
 	}
-	shards := make(map[owner]vectorShard, len(snaps))
-	for _, sn := range snaps {
-		db := chromem.NewDB()
-		if err := db.ImportFromReader(bytes.NewReader(sn.Export), ""); err != nil {
-			return nil, err
-		}
-		c := db.GetCollection(chromemCollection, refuseToEmbed)
-		if c == nil {
-			return nil, errors.New("index: a chromem-go export without its collection")
-		}
-		shards[owner{sn.App, sn.User}] = &chromemShard{db: db, c: c, dims: sn.Dims}
+	return gobBytes(sn)
+}
+
+func (chromemStore) restore(payload []byte) (vectorShard, error) {
+	var sn chromemSnapshot
+	if err := fromGob(payload, &sn); err != nil {
+		return nil, err
 	}
-	return shards, nil
+	db := chromem.NewDB()
+	if err := db.ImportFromReader(bytes.NewReader(sn.Export), ""); err != nil {
+		return nil, err
+	}
+	c := db.GetCollection(chromemCollection, refuseToEmbed)
+	if c == nil {
+		return nil, errors.New("index: a chromem-go export without its collection")
+	}
+	if c.Count() != len(sn.Keys) {
+		return nil, fmt.Errorf("index: a chromem-go export of %d documents listing %d", c.Count(), len(sn.Keys))
+	}
+	s := &chromemShard{db: db, c: c, dims: sn.Dims, ids: make(map[eventKey]bool, len(sn.Keys))}
+	for _, k := range sn.Keys {
+		s.ids[eventKey{k[0], k[1]}] = true
+	}
+	return s, nil
 }
 
 type chromemShard struct {
-	mu   sync.RWMutex // dims, and the export's consistency with them
+	mu   sync.RWMutex // dims and ids, and the export's consistency with them
 	db   *chromem.DB
 	c    *chromem.Collection
 	dims int
+	ids  map[eventKey]bool // the documents it holds
 }
 
 // chromemID is a document's ID in its collection: one per event.
 func chromemID(d Document) string { return d.SessionID + "\x00" + d.EventID }
 
-func (s *chromemShard) upsert(ctx context.Context, docs []Document, vecs [][]float32) error {
+func (s *chromemShard) upsert(ctx context.Context, docs []StoredDoc) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, d := range docs {
-		if err := fitDims(&s.dims, vecs[i]); err != nil {
+	for _, sd := range docs {
+		d, vec := sd.Document, sd.Vector
+		if err := fitDims(&s.dims, vec); err != nil {
 			return err
 		}
-		if isZero(vecs[i]) { // matches nothing, and chromem-go would divide by its length
+		key := eventKey{d.SessionID, d.EventID}
+		if isZero(vec) { // matches nothing, and chromem-go would divide by its length
 			if err := s.c.Delete(ctx, nil, nil, chromemID(d)); err != nil {
 				return err
 			}
+			delete(s.ids, key)
 			continue
 		}
 		meta := map[string]string{"session_id": d.SessionID, "event_id": d.EventID, "seq": strconv.FormatInt(d.Seq, 10),
 			"author": d.Author, "role": d.Role, "time_ns": strconv.FormatInt(d.Timestamp.UnixNano(), 10)}
-		doc := chromem.Document{ID: chromemID(d), Metadata: meta, Embedding: vecs[i], Content: d.Text}
+		doc := chromem.Document{ID: chromemID(d), Metadata: meta, Embedding: vec, Content: d.Text}
 		if err := s.c.AddDocument(ctx, doc); err != nil {
 			return err
 		}
+		s.ids[key] = true
 	}
 	return nil
 }
@@ -127,10 +132,28 @@ func isZero(v []float32) bool {
 	return true
 }
 
-func (s *chromemShard) removeSession(ctx context.Context, sessionID string) error {
+func (s *chromemShard) has(key eventKey) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ids[key]
+}
+
+// removeWhere asks drop of each document's session and event only.
+func (s *chromemShard) removeWhere(ctx context.Context, drop func(*Document) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.c.Delete(ctx, map[string]string{"session_id": sessionID}, nil)
+	var gone []string
+	for k := range s.ids {
+		d := Document{SessionID: k.session, EventID: k.event}
+		if drop(&d) {
+			gone = append(gone, chromemID(d))
+			delete(s.ids, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return s.c.Delete(ctx, nil, nil, gone...)
 }
 
 func (s *chromemShard) query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error) {

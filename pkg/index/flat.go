@@ -18,48 +18,37 @@ import (
 // user does not reach. BenchmarkVectorStores has the figures.
 type flatStore struct{}
 
-func newFlatStore() *flatStore { return &flatStore{} }
+func (flatStore) name() string { return "flat" }
 
-func (*flatStore) name() string { return "flat" }
-
-func (*flatStore) newShard(o owner) (vectorShard, error) {
+func (flatStore) newShard() (vectorShard, error) {
 	return &flatShard{byEvent: map[eventKey]int{}}, nil
 }
 
-func (*flatStore) dropShard(vectorShard) {}
-
 type flatSnapshot struct {
-	App, User string
-	Dims      int
-	Docs      []Document
-	Vecs      []float32
+	Dims int
+	Docs []Document
+	Vecs []float32
 }
 
-func (*flatStore) snapshot(shards map[owner]vectorShard) ([]byte, error) {
-	var snaps []flatSnapshot
-	for o, s := range shards {
-		f := s.(*flatShard)
-		f.mu.RLock()
-		snaps = append(snaps, flatSnapshot{App: o.app, User: o.user, Dims: f.dims, Docs: f.docs, Vecs: f.vecs})
-		f.mu.RUnlock()
-	}
-	return gobBytes(snaps)
+func (s *flatShard) export() ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return gobBytes(flatSnapshot{Dims: s.dims, Docs: s.docs, Vecs: s.vecs})
 }
 
-func (*flatStore) restore(payload []byte) (map[owner]vectorShard, error) {
-	var snaps []flatSnapshot
-	if err := fromGob(payload, &snaps); err != nil {
+func (flatStore) restore(payload []byte) (vectorShard, error) {
+	var sn flatSnapshot
+	if err := fromGob(payload, &sn); err != nil {
 		return nil, err
 	}
-	shards := map[owner]vectorShard{}
-	for _, sn := range snaps {
-		f := &flatShard{dims: sn.Dims, docs: sn.Docs, vecs: sn.Vecs, byEvent: make(map[eventKey]int, len(sn.Docs))}
-		for i, d := range f.docs {
-			f.byEvent[eventKey{d.SessionID, d.EventID}] = i
-		}
-		shards[owner{sn.App, sn.User}] = f
+	if len(sn.Vecs) != len(sn.Docs)*sn.Dims {
+		return nil, fmt.Errorf("index: a flat snapshot of %d documents holding %d numbers at %d dimensions", len(sn.Docs), len(sn.Vecs), sn.Dims)
 	}
-	return shards, nil
+	f := &flatShard{dims: sn.Dims, docs: sn.Docs, vecs: sn.Vecs, byEvent: make(map[eventKey]int, len(sn.Docs))}
+	for i, d := range f.docs {
+		f.byEvent[eventKey{d.SessionID, d.EventID}] = i
+	}
+	return f, nil
 }
 
 type flatShard struct {
@@ -85,11 +74,12 @@ func unit(dst, v []float32) {
 	}
 }
 
-func (s *flatShard) upsert(ctx context.Context, docs []Document, vecs [][]float32) error {
+func (s *flatShard) upsert(ctx context.Context, docs []StoredDoc) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, d := range docs {
-		if err := fitDims(&s.dims, vecs[i]); err != nil {
+	for _, sd := range docs {
+		d := sd.Document
+		if err := fitDims(&s.dims, sd.Vector); err != nil {
 			return err
 		}
 		key := eventKey{d.SessionID, d.EventID}
@@ -101,7 +91,7 @@ func (s *flatShard) upsert(ctx context.Context, docs []Document, vecs [][]float3
 			s.byEvent[key] = at
 		}
 		s.docs[at] = d
-		unit(s.vecs[at*s.dims:(at+1)*s.dims], vecs[i])
+		unit(s.vecs[at*s.dims:(at+1)*s.dims], sd.Vector)
 	}
 	return nil
 }
@@ -122,12 +112,19 @@ func errDims(got, want int) error {
 	return fmt.Errorf("index: a vector of %d dimensions in a shard of %d", got, want)
 }
 
-func (s *flatShard) removeSession(ctx context.Context, sessionID string) error {
+func (s *flatShard) has(key eventKey) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.byEvent[key]
+	return ok
+}
+
+func (s *flatShard) removeWhere(ctx context.Context, drop func(*Document) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := 0
 	for i, d := range s.docs {
-		if d.SessionID == sessionID {
+		if drop(&d) {
 			delete(s.byEvent, eventKey{d.SessionID, d.EventID})
 			continue
 		}

@@ -11,6 +11,15 @@ import (
 	"time"
 )
 
+// stored pairs documents with their vectors, as the index hands them to a store.
+func stored(docs []Document, vecs [][]float32) []StoredDoc {
+	out := make([]StoredDoc, len(docs))
+	for i := range docs {
+		out[i] = StoredDoc{Document: docs[i], Vector: vecs[i]}
+	}
+	return out
+}
+
 func randomDocs(r *rand.Rand, n, dims int) ([]Document, [][]float32) {
 	docs := make([]Document, n)
 	vecs := make([][]float32, n)
@@ -62,7 +71,7 @@ func exactTop(docs []Document, vecs [][]float32, q []float32, k int) []string {
 // Both in-process vector stores find exactly the nearest vectors, before
 // and after a session's are removed, and after a snapshot is restored.
 func TestVectorStoresAreExact(t *testing.T) {
-	for _, store := range []vectorStore{newFlatStore(), &chromemStore{}} {
+	for _, store := range []vectorStore{flatStore{}, chromemStore{}} {
 		t.Run(store.name(), func(t *testing.T) { testExact(t, store) })
 	}
 }
@@ -70,9 +79,9 @@ func TestVectorStoresAreExact(t *testing.T) {
 func testExact(t *testing.T, store vectorStore) {
 	r := rand.New(rand.NewPCG(1, 2))
 	docs, vecs := randomDocs(r, 2000, 64)
-	shard, _ := store.newShard(owner{"a", "u"})
+	shard, _ := store.newShard()
 	ctx := context.Background()
-	if err := shard.upsert(ctx, docs, vecs); err != nil {
+	if err := shard.upsert(ctx, stored(docs, vecs)); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string, docs []Document, vecs [][]float32) {
@@ -88,7 +97,9 @@ func testExact(t *testing.T, store vectorStore) {
 		}
 	}
 	check("after adding", docs, vecs)
-	shard.removeSession(ctx, "s3")
+	if err := shard.removeWhere(ctx, func(d *Document) bool { return d.SessionID == "s3" }); err != nil {
+		t.Fatal(err)
+	}
 	var keptDocs []Document
 	var keptVecs [][]float32
 	for i, d := range docs {
@@ -97,15 +108,21 @@ func testExact(t *testing.T, store vectorStore) {
 		}
 	}
 	check("after removing a session", keptDocs, keptVecs)
-	payload, err := store.snapshot(map[owner]vectorShard{{"a", "u"}: shard})
+	for _, d := range docs {
+		if shard.has(eventKey{d.SessionID, d.EventID}) != (d.SessionID != "s3") {
+			t.Fatalf("after removing s3, has(%s/%s) = %v", d.SessionID, d.EventID, !(d.SessionID != "s3"))
+		}
+	}
+	payload, err := shard.export()
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := store.restore(payload)
-	if err != nil {
+	if shard, err = store.restore(payload); err != nil {
 		t.Fatal(err)
 	}
-	shard = restored[owner{"a", "u"}]
+	if !shard.has(eventKey{keptDocs[0].SessionID, keptDocs[0].EventID}) {
+		t.Error("a restored shard does not know it holds a document")
+	}
 	check("restored from a snapshot", keptDocs, keptVecs)
 }
 
@@ -117,10 +134,10 @@ func BenchmarkVectorStores(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	docs, vecs := randomDocs(r, 10_000, 384)
 	_, queries := randomDocs(r, 64, 384)
-	for _, store := range []vectorStore{newFlatStore(), &chromemStore{}} {
+	for _, store := range []vectorStore{flatStore{}, chromemStore{}} {
 		b.Run(store.name(), func(b *testing.B) {
-			s, _ := store.newShard(owner{"a", "u"})
-			if err := s.upsert(context.Background(), docs, vecs); err != nil {
+			s, _ := store.newShard()
+			if err := s.upsert(context.Background(), stored(docs, vecs)); err != nil {
 				b.Fatal(err)
 			}
 			var durations []time.Duration

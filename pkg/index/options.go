@@ -53,6 +53,14 @@ func WithStemming(on bool) Option { return func(o *options) { o.stem = on } }
 // the other.
 func WithChromem() Option { return func(o *options) { o.chromem = true } }
 
+// log is where the index logs.
+func (o options) log() *slog.Logger {
+	if o.logger != nil {
+		return o.logger
+	}
+	return slog.Default()
+}
+
 func newOptions(opts []Option) options {
 	var o options
 	for _, opt := range opts {

@@ -13,19 +13,26 @@ import (
 
 // A snapshot file is a magic line, a gob-encoded snapshot and the SHA-256
 // of that encoding, so a torn or corrupted file is detected, never half-read.
-const snapshotMagic = "HECTOR-INDEX-1\n"
+const snapshotMagic = "HECTOR-INDEX-2\n"
 
+// olderSnapshotMagic began the snapshots of Hector before the index had one
+// pipeline: still read as a valid file, whose index is built again.
+const olderSnapshotMagic = "HECTOR-INDEX-1\n"
+
+// snapshot is the in-process store: how its documents were made, how far
+// along the change feed it is, and each owner's shards.
 type snapshot struct {
-	Kind        Kind
 	Fingerprint string
 	Cursor      int64
-	Marks       []markRecord
-	Payload     []byte
+	Terms       bool
+	Dims        int
+	Owners      []ownerSnapshot
 }
 
-type markRecord struct {
-	App, User, Session string
-	Seq                int64
+type ownerSnapshot struct {
+	App, User string
+	Keyword   keywordSnapshot
+	Vectors   []byte // the vector store's own export of the shard
 }
 
 type snapshotFile struct{ path string }
@@ -77,6 +84,9 @@ func (f *snapshotFile) read() (*snapshot, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if bytes.HasPrefix(raw, []byte(olderSnapshotMagic)) {
+		return nil, errors.New("written by an older Hector in a format this one does not read")
+	}
 	body, ok := bytes.CutPrefix(raw, []byte(snapshotMagic))
 	if !ok || len(body) < sha256.Size {
 		return nil, errors.New("not a Hector index snapshot")
@@ -90,62 +100,6 @@ func (f *snapshotFile) read() (*snapshot, error) {
 		return nil, fmt.Errorf("decoding: %w", err)
 	}
 	return &s, nil
-}
-
-// Save writes the index to its snapshot file (a no-op when not persisted).
-// Changes wait while it runs, so the snapshot is consistent.
-func (c *Index) Save() error {
-	if c.persist == nil {
-		return nil
-	}
-	c.swapMu.Lock()
-	defer c.swapMu.Unlock()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	payload, err := c.engine.snapshot(c.shards)
-	if err != nil {
-		return fmt.Errorf("index: snapshotting: %w", err)
-	}
-	s := &snapshot{Kind: c.kind, Fingerprint: c.engine.fingerprint(), Cursor: c.cursor, Payload: payload}
-	for ref, seq := range c.marks {
-		s.Marks = append(s.Marks, markRecord{ref.app, ref.user, ref.id, seq})
-	}
-	return c.persist.write(s)
-}
-
-// load restores the snapshot, if there is a usable one. Only an unreadable
-// directory is fatal: a missing or damaged snapshot means starting empty,
-// and CatchUp then rebuilds from the session service.
-func (c *Index) load() error {
-	s, err := c.persist.read()
-	switch {
-	case errors.Is(err, errNoSnapshot):
-		c.logger().Info("index: no snapshot yet; CatchUp will build the index from the sessions", "index", c.kind, "path", c.persist.path)
-		return nil
-	case err != nil:
-		if _, statErr := os.Stat(filepath.Dir(c.persist.path)); statErr != nil {
-			return fmt.Errorf("index: snapshot directory: %w", statErr)
-		}
-		c.logger().Warn("index: snapshot unusable; CatchUp will rebuild the index from the sessions", "index", c.kind, "path", c.persist.path, "error", err)
-		return nil
-	case s.Kind != c.kind:
-		c.logger().Warn("index: snapshot is of another index type; CatchUp will rebuild the index from the sessions", "index", c.kind, "snapshot", s.Kind)
-		return nil
-	case s.Fingerprint != c.engine.fingerprint():
-		c.stale = fmt.Errorf("%w: it was built with %s and is configured with %s", ErrNeedsRebuild, s.Fingerprint, c.engine.fingerprint())
-		c.logger().Error("index: built differently from its configuration", "index", c.kind, "error", c.stale)
-		return nil
-	}
-	shards, err := c.engine.restore(s.Payload)
-	if err != nil {
-		c.logger().Warn("index: snapshot unusable; CatchUp will rebuild the index from the sessions", "index", c.kind, "error", err)
-		return nil
-	}
-	c.shards, c.cursor = shards, s.Cursor
-	for _, m := range s.Marks {
-		c.marks[sessionRef{owner{m.App, m.User}, m.Session}] = m.Seq
-	}
-	return nil
 }
 
 // gobBytes and fromGob encode and decode an engine's or a store's part of

@@ -50,6 +50,8 @@ type Schema struct {
 	Fingerprint string
 	// Dimensions of the documents' vectors, 0 when they carry none.
 	Dimensions int
+	// Terms: the documents carry keyword terms.
+	Terms bool
 }
 
 // HybridStore is a Store that fuses a keyword and a vector search itself,

@@ -35,7 +35,7 @@ func TestIndexStoreRefusalsAndOutages(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := indextest.NewRefusing(qs)
-	idx, err := index.NewExternal("keyword", store, nil, nil, index.WithLogger(quiet))
+	idx, err := index.New("keyword", store, nil, nil, index.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,13 +47,13 @@ func Hash(t testing.TB, dims int) embed.Embedder {
 
 // External returns an index of kind in store, stemming its terms, on a
 // hash embedder of dims dimensions.
-func External(t testing.TB, kind index.Kind, store index.Store, dims int, opts ...index.Option) *index.External {
+func External(t testing.TB, kind index.Kind, store index.Store, dims int, opts ...index.Option) *index.Index {
 	var e embed.Embedder
 	if kind != index.KindKeyword {
 		e = Hash(t, dims)
 	}
 	opts = append([]index.Option{index.WithStemming(kind != index.KindVector)}, opts...)
-	idx, err := index.NewExternal(kind, store, e, nil, opts...)
+	idx, err := index.New(kind, store, e, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func externalFactory(newStore StoreFactory, kind index.Kind) Factory {
 		if kind != index.KindKeyword {
 			e = Hash(t, 64)
 		}
-		idx, err := index.NewExternal(kind, newStore(t, ""), e, nil, opts...)
+		idx, err := index.New(kind, newStore(t, ""), e, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,6 +114,9 @@ func testReplicasShare(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := one.CatchUp(t.Context(), sessions); err != nil { // the deletion, from the change feed
+		t.Fatal(err)
+	}
 	if got, _ := two.Search(t.Context(), &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"}); len(got.Results) != 0 {
 		t.Errorf("a deleted session is still found: %+v", got.Results)
 	}
@@ -128,7 +131,7 @@ func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// Another embedder of the same dimension (a store may hold one
 	// dimension only), or for keyword, stemming switched off.
-	open := func(another bool, opts ...index.Option) *index.External {
+	open := func(another bool, opts ...index.Option) *index.Index {
 		kind, e := index.KindKeyword, embed.Embedder(nil)
 		opts = append([]index.Option{index.WithStemming(!another)}, opts...)
 		if vectors {
@@ -137,7 +140,7 @@ func testMadeAnotherWay(t *testing.T, newStore StoreFactory, vectors bool) {
 				e = relabelled{e}
 			}
 		}
-		idx, err := index.NewExternal(kind, newStore(t, "fingerprint"), e, nil, opts...)
+		idx, err := index.New(kind, newStore(t, "fingerprint"), e, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +251,7 @@ func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []index.Kin
 // ErrStoreUnavailable and say which store, where.
 func Unreachable(t *testing.T, store index.Store, where string) {
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx, err := index.NewExternal(index.KindVector, store, Hash(t, 64), nil, quiet)
+	idx, err := index.New(index.KindVector, store, Hash(t, 64), nil, quiet)
 	if err != nil {
 		t.Fatalf("an unreachable store at start-up must not fail: %v", err)
 	}

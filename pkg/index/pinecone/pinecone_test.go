@@ -72,12 +72,18 @@ func TestEveryRequestNamesTheOwnersNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := idx.CatchUp(t.Context(), sessions); err != nil {
+		t.Fatal(err)
+	}
 	before := len(fake.Requests())
 	got, err := idx.Search(t.Context(), &index.SearchRequest{Query: "shared words", AppName: "app", UserID: "alice"})
 	if err != nil || len(got.Results) != 1 || got.Results[0].SessionID != "alice-s" {
 		t.Fatalf("alice's search = %+v, %v", got, err)
 	}
 	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "alice", SessionID: "alice-s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.CatchUp(t.Context(), sessions); err != nil { // the deletion, from the change feed
 		t.Fatal(err)
 	}
 	var aliceNS string

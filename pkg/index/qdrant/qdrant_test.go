@@ -79,6 +79,9 @@ func TestRequests(t *testing.T) {
 	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "bob-s"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := idx.CatchUp(t.Context(), sessions); err != nil { // the deletion, from the change feed
+		t.Fatal(err)
+	}
 	if err := idx.Rebuild(t.Context(), sessions, "app", "alice"); err != nil {
 		t.Fatal(err)
 	}
