@@ -16,11 +16,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/pgsearch"
-	"github.com/hectormem/hector/pkg/index/pinecone"
 	"github.com/hectormem/hector/pkg/index/position"
-	"github.com/hectormem/hector/pkg/index/qdrant"
-	"github.com/hectormem/hector/pkg/index/weaviate"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
 )
@@ -248,7 +244,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 		if err != nil {
 			return nil, err
 		}
-		if pos, err = position.NewSQL(ctx, db, storeName(cfg.Server.Index)); err != nil {
+		if pos, err = position.NewSQL(ctx, db, indexStores[cfg.Server.Index.Store].feed(cfg.Server.Index)); err != nil {
 			return nil, err
 		}
 	}
@@ -260,42 +256,12 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 }
 
 func (s *Services) openStore(cfg *Config) (index.Store, error) {
-	i := cfg.Server.Index
-	var store index.Store
-	var err error
-	switch i.Store {
-	case "postgres":
-		var db *sql.DB
-		if db, err = s.sqlDB(cfg, cfg.Server.Sessions.Database); err == nil {
-			store, err = pgsearch.New(db, i.Postgres.Table)
-		}
-	case "pinecone":
-		store, err = pinecone.New(pinecone.Config{Host: i.Pinecone.Host, APIKey: os.Getenv(i.Pinecone.APIKeyEnv)})
-	case "qdrant":
-		q := i.Qdrant
-		store, err = qdrant.New(qdrant.Config{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection})
-	default:
-		w := i.Weaviate
-		store, err = weaviate.New(weaviate.Config{URL: w.URL, GRPCAddress: w.GRPCAddress, APIKey: os.Getenv(w.APIKeyEnv), Collection: w.Collection})
-	}
+	name := cfg.Server.Index.Store
+	store, err := indexStores[name].open(s, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("server.index.%s: %w", i.Store, err)
+		return nil, fmt.Errorf("server.index.%s: %w", name, err)
 	}
 	return store, nil
-}
-
-// storeName names an external index's place in the change feed: one per
-// store and collection, so two collections each get every event.
-func storeName(i Index) string {
-	switch i.Store {
-	case "pinecone":
-		return "pinecone/" + i.Pinecone.Host
-	case "postgres":
-		return "postgres/" + i.Postgres.Table
-	case "qdrant":
-		return "qdrant/" + i.Qdrant.Collection
-	}
-	return "weaviate/" + i.Weaviate.Collection
 }
 
 // BuildEmbedder makes the embedder an embedders entry describes.

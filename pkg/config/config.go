@@ -209,9 +209,7 @@ type Weaviate struct {
 }
 
 // External reports whether the index lives in an engine outside the process.
-func (i Index) External() bool {
-	return i.Store == "weaviate" || i.Store == "qdrant" || i.Store == "postgres" || i.Store == "pinecone"
-}
+func (i Index) External() bool { return indexStores[i.Store].external }
 
 // Qdrant is a Qdrant server.
 type Qdrant struct {

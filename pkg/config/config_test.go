@@ -62,6 +62,39 @@ server:
 	}
 }
 
+// A file is checked whole: every mistake is reported at once, each at its
+// line, secrets that are not set among them, and a value of the wrong
+// type does not hide the rest.
+func TestEveryMistakeIsReported(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(`databases:
+  main: {driver: oracle, dsn: x}
+embedders:
+  e: {type: openai, base_url: http://e, model: m, dimensions: 8, api_key_env: HECTOR_TEST_UNSET_EMBED_KEY}
+server:
+  address: ${HECTOR_TEST_UNSET_ADDR}
+  sessions: {backend: sql, database: main, cache: lots}
+  index: {type: vector, store: chromem, embedder: missing}
+  auth:
+    api_keys:
+      - {key: "${HECTOR_TEST_UNSET_API_KEY}", role: admin}
+`), Overrides{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"t.yaml:2: databases.main.driver",
+		"t.yaml:4: embedders.e.api_key_env: environment variable HECTOR_TEST_UNSET_EMBED_KEY is not set",
+		"t.yaml:6: environment variable HECTOR_TEST_UNSET_ADDR is not set",
+		"line 7", "lots",
+		"t.yaml:8: server.index.embedder",
+		"t.yaml:11: environment variable HECTOR_TEST_UNSET_API_KEY is not set",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the errors lack %q:\n%v", want, err)
+		}
+	}
+}
+
 func TestErrorsNameKeyAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string

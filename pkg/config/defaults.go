@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/pgsearch"
-	"github.com/hectormem/hector/pkg/index/qdrant"
-	"github.com/hectormem/hector/pkg/index/weaviate"
 )
 
 // Defaults that make an empty configuration a working server.
@@ -50,104 +47,117 @@ func (c *Config) applyDefaults() {
 	if c.Databases == nil {
 		c.Databases = map[string]Database{}
 	}
-	if s.Sessions.Backend == "" {
-		s.Sessions.Backend = "sql"
-	}
-	if s.Sessions.Backend == "sql" && s.Sessions.Database == "" {
-		s.Sessions.Database = c.onlyDatabase()
-	}
-	if s.Sessions.Database == defaultDatabase && len(c.Databases) == 0 {
-		c.Databases[defaultDatabase] = Database{Driver: "sqlite", DSN: filepath.Join(s.DataDir, "hector.db")}
-	}
-	if s.Index.Type == "" {
-		s.Index.Type = index.KindKeyword
-		s.Index.Stemming = true
-	}
-	if s.Index.Persist == nil {
-		persist := !s.Index.External()
-		s.Index.Persist = &persist
-	}
-	if s.Index.Store == "postgres" && s.Index.Postgres.Table == "" {
-		s.Index.Postgres.Table = pgsearch.DefaultTable
-	}
-	if s.Index.Store == "weaviate" && s.Index.Weaviate.Collection == "" {
-		s.Index.Weaviate.Collection = weaviate.DefaultCollection
-	}
-	if s.Index.Type != index.KindKeyword {
-		if s.Index.Store == "" {
-			s.Index.Store = "memory"
-		}
-		if s.Index.Embedder == "" {
-			s.Index.Embedder = c.onlyEmbedder()
-		}
-		if s.Index.Embedder == defaultEmbedder && len(c.Embedders) == 0 {
-			c.Embedders = map[string]Embedder{defaultEmbedder: {Type: "hash"}}
-		}
-	}
-	if s.Index.Store == "qdrant" {
-		if s.Index.Qdrant.Port == 0 {
-			s.Index.Qdrant.Port = 6334
-		}
-		if s.Index.Qdrant.Collection == "" {
-			s.Index.Qdrant.Collection = qdrant.DefaultCollection
-		}
-	}
+	s.Sessions.applyDefaults(c)
+	s.Index.applyDefaults(c)
 	if s.MCP.WritePolicy == "" {
 		s.MCP.WritePolicy = "auto"
 	}
-	if s.Artifacts.Backend == "" {
-		s.Artifacts.Backend = "filesystem"
-	}
-	if s.Artifacts.Backend == "filesystem" && s.Artifacts.Dir == "" {
-		s.Artifacts.Dir = filepath.Join(s.DataDir, "artifacts")
-	}
-	if s.Artifacts.Backend == "sql" && s.Artifacts.Database == "" {
-		s.Artifacts.Database = s.Sessions.Database
-	}
-	if s.Artifacts.MaxSizeMB == 0 {
-		s.Artifacts.MaxSizeMB = DefaultArtifactMB
-	}
-	if s.Facts.Backend == "" {
-		s.Facts.Backend = "inmemory"
-		if s.Sessions.Backend == "sql" {
-			s.Facts.Backend = "sql"
-		}
-	}
-	if s.Facts.Backend == "sql" && s.Facts.Database == "" {
-		s.Facts.Database = s.Sessions.Database
-	}
-	if s.Limits.MaxBodyMB == 0 {
-		s.Limits.MaxBodyMB = DefaultMaxBodyMB
-	}
-	if s.Limits.RequestsPerSecond == 0 {
-		s.Limits.RequestsPerSecond = DefaultRatePerSec
-	}
-	if s.Limits.Burst == 0 {
-		s.Limits.Burst = DefaultBurst
-	}
+	s.Artifacts.applyDefaults(s)
+	s.Facts.applyDefaults(s)
+	s.Limits.applyDefaults()
 	for name, a := range c.Agents {
-		if a.App == "" {
-			a.App = name
-		}
-		if a.WorkingMemory.Type == "" {
-			a.WorkingMemory.Type = "all"
-		}
-		if a.Search.MaxResults == 0 {
-			a.Search.MaxResults = DefaultSearchLimit
-		}
-		if a.ConcurrentRuns == "" {
-			a.ConcurrentRuns = "serialize"
-		}
-		if a.Summarizer == "" {
-			a.Summarizer = "extractive"
-		}
-		if a.Facts.Scope == "" {
-			a.Facts.Scope = "user"
-		}
-		if a.Facts.WritePolicy == "" {
-			a.Facts.WritePolicy = c.defaultWritePolicy(a.Facts.Scope)
-		}
+		a.applyDefaults(c, name)
 		c.Agents[name] = a
+	}
+}
+
+func (s *Sessions) applyDefaults(c *Config) {
+	if s.Backend == "" {
+		s.Backend = "sql"
+	}
+	if s.Backend == "sql" && s.Database == "" {
+		s.Database = c.onlyDatabase()
+	}
+	if s.Database == defaultDatabase && len(c.Databases) == 0 {
+		c.Databases[defaultDatabase] = Database{Driver: "sqlite", DSN: filepath.Join(c.Server.DataDir, "hector.db")}
+	}
+}
+
+func (i *Index) applyDefaults(c *Config) {
+	if i.Type == "" {
+		i.Type = index.KindKeyword
+		i.Stemming = true
+	}
+	if i.Store == "" {
+		i.Store = "memory"
+	}
+	if i.Persist == nil {
+		persist := !i.External()
+		i.Persist = &persist
+	}
+	if store := indexStores[i.Store]; store.defaults != nil {
+		store.defaults(i)
+	}
+	if i.Type != index.KindKeyword {
+		if i.Embedder == "" {
+			i.Embedder = c.onlyEmbedder()
+		}
+		if i.Embedder == defaultEmbedder && len(c.Embedders) == 0 {
+			c.Embedders = map[string]Embedder{defaultEmbedder: {Type: "hash"}}
+		}
+	}
+}
+
+func (a *Artifacts) applyDefaults(s *Server) {
+	if a.Backend == "" {
+		a.Backend = "filesystem"
+	}
+	if a.Backend == "filesystem" && a.Dir == "" {
+		a.Dir = filepath.Join(s.DataDir, "artifacts")
+	}
+	if a.Backend == "sql" && a.Database == "" {
+		a.Database = s.Sessions.Database
+	}
+	if a.MaxSizeMB == 0 {
+		a.MaxSizeMB = DefaultArtifactMB
+	}
+}
+
+func (f *Facts) applyDefaults(s *Server) {
+	if f.Backend == "" {
+		f.Backend = "inmemory"
+		if s.Sessions.Backend == "sql" {
+			f.Backend = "sql"
+		}
+	}
+	if f.Backend == "sql" && f.Database == "" {
+		f.Database = s.Sessions.Database
+	}
+}
+
+func (l *Limits) applyDefaults() {
+	if l.MaxBodyMB == 0 {
+		l.MaxBodyMB = DefaultMaxBodyMB
+	}
+	if l.RequestsPerSecond == 0 {
+		l.RequestsPerSecond = DefaultRatePerSec
+	}
+	if l.Burst == 0 {
+		l.Burst = DefaultBurst
+	}
+}
+
+func (a *Agent) applyDefaults(c *Config, name string) {
+	if a.App == "" {
+		a.App = name
+	}
+	if a.WorkingMemory.Type == "" {
+		a.WorkingMemory.Type = "all"
+	}
+	if a.Search.MaxResults == 0 {
+		a.Search.MaxResults = DefaultSearchLimit
+	}
+	if a.ConcurrentRuns == "" {
+		a.ConcurrentRuns = "serialize"
+	}
+	if a.Summarizer == "" {
+		a.Summarizer = "extractive"
+	}
+	if a.Facts.Scope == "" {
+		a.Facts.Scope = "user"
+	}
+	if a.Facts.WritePolicy == "" {
+		a.Facts.WritePolicy = c.defaultWritePolicy(a.Facts.Scope)
 	}
 }
 

@@ -73,9 +73,11 @@ func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 			return os.LookupEnv(v)
 		}
 	}
-	if err := expandEnv(name, &root, lookup); err != nil {
-		return nil, err
-	}
+	// Every mistake is reported at once: variables that are not set (their
+	// values are empty meanwhile), values of the wrong type, and what the
+	// checks of each section find.
+	var errs []error
+	expandEnv(name, &root, lookup, &errs)
 	// Decode again from the expanded tree with unknown keys refused.
 	expanded, err := yaml.Marshal(&root)
 	if err != nil {
@@ -85,18 +87,23 @@ func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 	dec.KnownFields(true)
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, yamlError(name, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) { // nothing was decoded
+			return nil, errors.Join(append(errs, yamlError(name, err))...)
+		}
+		errs = append(errs, yamlError(name, err))
 	}
 	if o.DataDir != "" {
 		cfg.Server.DataDir = o.DataDir
 	}
 	cfg.applyDefaults()
-	if errs := cfg.validate(); len(errs) > 0 {
-		for _, e := range errs {
-			e.File = name
-			e.Line = lineOf(&root, strings.Split(e.Path, "."))
-		}
-		return nil, joinErrors(errs)
+	for _, e := range cfg.validate() {
+		e.File = name
+		e.Line = lineOf(&root, strings.Split(e.Path, "."))
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return &cfg, nil
 }
@@ -119,11 +126,11 @@ var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandEnv replaces ${VAR} and ${VAR:-default} in scalar values. It works
-// on parsed values, so a variable's content can never change the structure.
-func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool)) error {
+// expandEnv replaces ${VAR} and ${VAR:-default} in scalar values, adding an
+// error to errs for each variable that is not set. It works on parsed
+// values, so a variable's content can never change the structure.
+func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool), errs *[]error) {
 	if n.Kind == yaml.ScalarNode {
-		var missing []string
 		expanded := envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 			m := envRef.FindStringSubmatch(ref)
 			if v, ok := lookup(m[1]); ok {
@@ -132,26 +139,20 @@ func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool)) er
 			if m[2] != "" {
 				return m[3]
 			}
-			missing = append(missing, m[1])
+			*errs = append(*errs, &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", m[1], m[1])})
 			return ""
 		})
-		if len(missing) > 0 {
-			return &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", missing[0], missing[0])}
-		}
 		if expanded != n.Value {
 			// Typed again from its value: port: "${PORT}" becomes a number.
 			// Strings take any scalar, so a key that looks like one is safe.
 			n.Tag, n.Style = "", 0
 		}
 		n.Value = expanded
-		return nil
+		return
 	}
 	for _, c := range n.Content {
-		if err := expandEnv(name, c, lookup); err != nil {
-			return err
-		}
+		expandEnv(name, c, lookup, errs)
 	}
-	return nil
 }
 
 // lineOf finds the line of a dotted key path, or of its nearest ancestor present.
@@ -177,12 +178,4 @@ func lineOf(root *yaml.Node, path []string) int {
 		}
 	}
 	return line
-}
-
-func joinErrors(errs []*Error) error {
-	all := make([]error, len(errs))
-	for i, e := range errs {
-		all[i] = e
-	}
-	return errors.Join(all...)
 }

@@ -51,14 +51,8 @@ func (c *Config) Locations() []Location {
 	}
 	index := string(s.Index.Type)
 	switch {
-	case s.Index.Store == "postgres":
-		index += fmt.Sprintf(", in the sessions' database, table %s", s.Index.Postgres.Table)
-	case s.Index.Store == "pinecone":
-		index += ", in Pinecone at " + s.Index.Pinecone.Host
-	case s.Index.Store == "qdrant":
-		index += fmt.Sprintf(", in Qdrant at %s:%d collection %s", s.Index.Qdrant.Host, s.Index.Qdrant.Port, s.Index.Qdrant.Collection)
-	case s.Index.Store == "weaviate":
-		index += fmt.Sprintf(", in Weaviate at %s collection %s", s.Index.Weaviate.URL, s.Index.Weaviate.Collection)
+	case s.Index.External():
+		index += ", " + indexStores[s.Index.Store].describe(s.Index)
 	case *s.Index.Persist:
 		index += ", snapshot " + abs(c.IndexSnapshot())
 	default:

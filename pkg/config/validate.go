@@ -1,16 +1,17 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	mysqldriver "github.com/go-sql-driver/mysql"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
+
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -44,196 +45,217 @@ func (c *checker) env(path, name string) {
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
+// validate checks every section and returns every mistake it finds.
 func (cfg *Config) validate() []*Error {
 	c := &checker{}
 	dbs, embedders, llms := sortedKeys(cfg.Databases), sortedKeys(cfg.Embedders), sortedKeys(cfg.LLMs)
-	for i, host := range cfg.Server.AllowedHosts {
+	for _, name := range dbs {
+		cfg.Databases[name].validate(c, "databases."+name)
+	}
+	for _, name := range embedders {
+		cfg.Embedders[name].validate(c, "embedders."+name)
+	}
+	for _, name := range llms {
+		cfg.LLMs[name].validate(c, "llms."+name)
+	}
+	for _, name := range sortedKeys(cfg.Agents) {
+		cfg.Agents[name].validate(c, "agents."+name, llms)
+	}
+	s := cfg.Server
+	for i, host := range s.AllowedHosts {
 		if host == "" || strings.ContainsAny(host, ":/ ") {
 			c.add(fmt.Sprintf("server.allowed_hosts.%d", i), "%q is not a host name: give the name alone, such as hector.internal (no scheme, port or path)", host)
 		}
 	}
-	for _, name := range dbs {
-		db, p := cfg.Databases[name], "databases."+name
-		c.oneOf(p+".driver", db.Driver, "sqlite", "postgres", "mysql")
-		if db.DSN == "" {
-			c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres or mysql")
-		}
-		if db.MaxConnections < 0 {
-			c.add(p+".max_connections", "%d is negative: give how many connections to open at most, or leave it out", db.MaxConnections)
-		}
-		if db.Driver == "sqlite" && db.MaxConnections == 1 {
-			c.add(p+".max_connections", "1 is too few for SQLite: writes hold a connection of their own, reads need another; give 2 or more, or leave it out")
-		}
-		if db.Driver == "mysql" {
-			if _, err := mysqldriver.ParseDSN(db.DSN); err != nil && db.DSN != "" {
-				c.add(p+".dsn", "not a MySQL DSN such as user:password@tcp(host:3306)/database")
-			}
-		}
-	}
-	for _, name := range embedders {
-		e, p := cfg.Embedders[name], "embedders."+name
-		c.oneOf(p+".type", e.Type, "hash", "openai", "ollama")
-		switch e.Type {
-		case "hash":
-			if e.Dimensions != 0 && (e.Dimensions < 16 || e.Dimensions > 8192) {
-				c.add(p+".dimensions", "%d is outside 16..8192", e.Dimensions)
-			}
-		case "openai", "ollama":
-			if e.BaseURL == "" {
-				c.add(p+".base_url", "missing")
-			}
-			if e.Model == "" {
-				c.add(p+".model", "missing")
-			}
-			if e.Dimensions <= 0 {
-				c.add(p+".dimensions", "missing: the model's vector length, such as 1536")
-			}
-			c.env(p+".api_key_env", e.APIKeyEnv)
-		}
-	}
-	for _, name := range llms {
-		l, p := cfg.LLMs[name], "llms."+name
-		if l.BaseURL == "" {
-			c.add(p+".base_url", "missing")
-		}
-		if l.Model == "" {
-			c.add(p+".model", "missing")
-		}
-		c.env(p+".api_key_env", l.APIKeyEnv)
-	}
-	for _, name := range sortedKeys(cfg.Agents) {
-		a, p := cfg.Agents[name], "agents."+name
-		if a.LLM == "" {
-			c.add(p+".llm", "missing: name one of llms")
-		} else {
-			c.ref(p+".llm", a.LLM, llms)
-		}
-		if _, err := workingmemory.New(a.WorkingMemory); err != nil {
-			key, msg, _ := strings.Cut(err.Error(), ": ")
-			c.add(p+"."+key, "%s", msg)
-		}
-		if a.Search.MaxResults < 0 {
-			c.add(p+".search.max_results", "must be positive, got %d", a.Search.MaxResults)
-		}
-		if a.MaxSteps < 0 {
-			c.add(p+".max_steps", "must be positive, got %d", a.MaxSteps)
-		}
-		c.oneOf(p+".concurrent_runs", a.ConcurrentRuns, "serialize", "reject")
-		c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
-		c.oneOf(p+".facts.scope", a.Facts.Scope, "app", "user", "session")
-		c.oneOf(p+".facts.write_policy", a.Facts.WritePolicy, "auto", "approvers", "off")
-		names := map[string]bool{}
-		for i, m := range a.MCPServers {
-			mp := fmt.Sprintf("%s.mcp_servers.%d", p, i)
-			switch {
-			case m.Name == "":
-				c.add(mp+".name", "missing")
-			case names[m.Name]:
-				c.add(mp+".name", "%q is used twice", m.Name)
-			}
-			names[m.Name] = true
-			if (len(m.Command) == 0) == (m.URL == "") {
-				c.add(mp, "give a command (a list: program and arguments) or a url, not both")
-			}
-			for _, env := range m.HeadersEnv {
-				c.env(mp+".headers_env", env)
-			}
-			if m.Cache != nil {
-				if d, err := time.ParseDuration(m.Cache.TTL); err != nil || d <= 0 {
-					c.add(mp+".cache.ttl", "%q is not a positive duration such as 5m: a cached result must expire", m.Cache.TTL)
-				}
-			}
-		}
-		if g := a.MemoryGateway; g != nil {
-			if g.URL == "" {
-				c.add(p+".memory_gateway.url", "missing")
-			}
-			if g.UserKeyEnv == "" {
-				c.add(p+".memory_gateway.user_key_env", "missing: name the variable holding the gateway's user key")
-			}
-			c.env(p+".memory_gateway.user_key_env", g.UserKeyEnv)
-			for _, sc := range g.Scope {
-				c.oneOf(p+".memory_gateway.scope", sc, "current_chat", "resources", "all_user_memory")
-			}
-			if g.TopK < 0 || g.TopK > 100 || g.TimeoutMS < 0 {
-				c.add(p+".memory_gateway", "top_k must be in 0..100 and timeout_ms positive")
-			}
-		}
-	}
-	s := cfg.Server
-	c.oneOf("server.sessions.backend", s.Sessions.Backend, "inmemory", "sql")
-	if s.Sessions.Cache < 0 {
-		c.add("server.sessions.cache", "must be 0 (no cache) or a number of sessions")
-	}
-	if s.Sessions.Backend == "sql" {
-		c.ref("server.sessions.database", s.Sessions.Database, dbs)
-	}
-	c.oneOf("server.index.type", string(s.Index.Type), string(index.KindKeyword), string(index.KindVector), string(index.KindHybrid))
-	if s.Index.Type != index.KindKeyword {
-		c.ref("server.index.embedder", s.Index.Embedder, embedders)
-		switch {
-		case s.Index.Store == "postgres":
-			c.add("server.index.store", "postgres holds keyword indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
-		case s.Index.Store == "pinecone" && s.Index.Type != index.KindVector:
-			c.add("server.index.store", "pinecone holds vector indexes only: use weaviate or qdrant for a %s index", s.Index.Type)
-		default:
-			c.oneOf("server.index.store", s.Index.Store, "memory", "chromem", "pinecone", "qdrant", "weaviate")
-		}
-	} else if s.Index.Store != "" {
-		c.oneOf("server.index.store", s.Index.Store, "postgres", "qdrant", "weaviate")
-	}
-	if s.Index.Store == "postgres" {
-		if d := cfg.Databases[s.Sessions.Database]; s.Sessions.Backend != "sql" || d.Driver != "postgres" {
-			c.add("server.index.store", "postgres keeps the index in the sessions' database, which must be PostgreSQL (server.sessions: {backend: sql, database: <a postgres database>})")
-		}
-		if err := pgsearch.CheckTable(s.Index.Postgres.Table); err != nil {
-			c.add("server.index.postgres.table", "%v", err)
-		}
-	}
-	if s.Index.External() && *s.Index.Persist {
-		c.add("server.index.persist", "an index in %s is kept by %[1]s: leave persist out", s.Index.Store)
-	}
-	if s.Index.Store == "weaviate" {
-		if s.Index.Weaviate.URL == "" {
-			c.add("server.index.weaviate.url", "missing: the REST address of the Weaviate server, such as http://localhost:8080")
-		}
-		c.env("server.index.weaviate.api_key_env", s.Index.Weaviate.APIKeyEnv)
-	}
-	if s.Index.Store == "pinecone" {
-		if s.Index.Pinecone.Host == "" {
-			c.add("server.index.pinecone.host", "missing: the index's host, https://<index>-<project>.svc.<region>.pinecone.io")
-		}
-		if s.Index.Pinecone.APIKeyEnv == "" {
-			c.add("server.index.pinecone.api_key_env", "missing: name the variable holding the Pinecone API key")
-		}
-		c.env("server.index.pinecone.api_key_env", s.Index.Pinecone.APIKeyEnv)
-	}
-	if s.Index.Store == "qdrant" {
-		if s.Index.Qdrant.Host == "" {
-			c.add("server.index.qdrant.host", "missing: the host of the Qdrant server (its gRPC port goes in port, default 6334)")
-		}
-		c.env("server.index.qdrant.api_key_env", s.Index.Qdrant.APIKeyEnv)
-	}
+	s.Sessions.validate(c, dbs)
+	s.Index.validate(c, cfg, embedders)
 	c.oneOf("server.mcp.write_policy", s.MCP.WritePolicy, "auto", "approvers", "off")
-	c.oneOf("server.artifacts.backend", s.Artifacts.Backend, "filesystem", "sql", "inmemory")
-	if s.Artifacts.Backend == "sql" {
-		c.ref("server.artifacts.database", s.Artifacts.Database, dbs)
-	}
-	if s.Artifacts.MaxSizeMB < 0 {
-		c.add("server.artifacts.max_size_mb", "must be positive")
-	}
+	s.Artifacts.validate(c, dbs)
+	s.Facts.validate(c, dbs)
 	if s.Limits.MaxBodyMB < 0 || s.Limits.RequestsPerSecond < 0 || s.Limits.Burst < 0 {
 		c.add("server.limits", "limits must be positive")
 	}
-	c.oneOf("server.facts.backend", s.Facts.Backend, "sql", "inmemory")
-	if s.Facts.Backend == "sql" {
-		c.ref("server.facts.database", s.Facts.Database, dbs)
-	}
-	if s.Facts.MaxScopeChars < 0 {
-		c.add("server.facts.max_scope_chars", "must be positive")
-	}
 	cfg.validateAuth(c)
 	return c.errs
+}
+
+func (db Database) validate(c *checker, p string) {
+	c.oneOf(p+".driver", db.Driver, "sqlite", "postgres", "mysql")
+	if db.DSN == "" {
+		c.add(p+".dsn", "missing: a file path for sqlite, a connection string for postgres or mysql")
+	}
+	if db.MaxConnections < 0 {
+		c.add(p+".max_connections", "%d is negative: give how many connections to open at most, or leave it out", db.MaxConnections)
+	}
+	if db.Driver == "sqlite" && db.MaxConnections == 1 {
+		c.add(p+".max_connections", "1 is too few for SQLite: writes hold a connection of their own, reads need another; give 2 or more, or leave it out")
+	}
+	if db.Driver == "mysql" {
+		if _, err := mysqldriver.ParseDSN(db.DSN); err != nil && db.DSN != "" {
+			c.add(p+".dsn", "not a MySQL DSN such as user:password@tcp(host:3306)/database")
+		}
+	}
+}
+
+func (e Embedder) validate(c *checker, p string) {
+	c.oneOf(p+".type", e.Type, "hash", "openai", "ollama")
+	switch e.Type {
+	case "hash":
+		if e.Dimensions != 0 && (e.Dimensions < 16 || e.Dimensions > 8192) {
+			c.add(p+".dimensions", "%d is outside 16..8192", e.Dimensions)
+		}
+	case "openai", "ollama":
+		if e.BaseURL == "" {
+			c.add(p+".base_url", "missing")
+		}
+		if e.Model == "" {
+			c.add(p+".model", "missing")
+		}
+		if e.Dimensions <= 0 {
+			c.add(p+".dimensions", "missing: the model's vector length, such as 1536")
+		}
+		c.env(p+".api_key_env", e.APIKeyEnv)
+	}
+}
+
+func (l LLM) validate(c *checker, p string) {
+	if l.BaseURL == "" {
+		c.add(p+".base_url", "missing")
+	}
+	if l.Model == "" {
+		c.add(p+".model", "missing")
+	}
+	c.env(p+".api_key_env", l.APIKeyEnv)
+}
+
+func (a Agent) validate(c *checker, p string, llms []string) {
+	if a.LLM == "" {
+		c.add(p+".llm", "missing: name one of llms")
+	} else {
+		c.ref(p+".llm", a.LLM, llms)
+	}
+	if _, err := workingmemory.New(a.WorkingMemory); err != nil {
+		var fe *workingmemory.FieldError
+		if !errors.As(err, &fe) {
+			c.add(p+".working_memory", "%v", err)
+		} else {
+			c.add(p+".working_memory."+fe.Key, "%s", fe.Msg)
+		}
+	}
+	if a.Search.MaxResults < 0 {
+		c.add(p+".search.max_results", "must be positive, got %d", a.Search.MaxResults)
+	}
+	if a.MaxSteps < 0 {
+		c.add(p+".max_steps", "must be positive, got %d", a.MaxSteps)
+	}
+	c.oneOf(p+".concurrent_runs", a.ConcurrentRuns, "serialize", "reject")
+	c.oneOf(p+".summarizer", a.Summarizer, "extractive", "llm")
+	c.oneOf(p+".facts.scope", a.Facts.Scope, "app", "user", "session")
+	c.oneOf(p+".facts.write_policy", a.Facts.WritePolicy, "auto", "approvers", "off")
+	names := map[string]bool{}
+	for i, m := range a.MCPServers {
+		mp := fmt.Sprintf("%s.mcp_servers.%d", p, i)
+		switch {
+		case m.Name == "":
+			c.add(mp+".name", "missing")
+		case names[m.Name]:
+			c.add(mp+".name", "%q is used twice", m.Name)
+		}
+		names[m.Name] = true
+		m.validate(c, mp)
+	}
+	if a.MemoryGateway != nil {
+		a.MemoryGateway.validate(c, p+".memory_gateway")
+	}
+}
+
+func (m MCPServer) validate(c *checker, p string) {
+	if (len(m.Command) == 0) == (m.URL == "") {
+		c.add(p, "give a command (a list: program and arguments) or a url, not both")
+	}
+	for _, env := range m.HeadersEnv {
+		c.env(p+".headers_env", env)
+	}
+	if m.Cache != nil {
+		if d, err := time.ParseDuration(m.Cache.TTL); err != nil || d <= 0 {
+			c.add(p+".cache.ttl", "%q is not a positive duration such as 5m: a cached result must expire", m.Cache.TTL)
+		}
+	}
+}
+
+func (g MemoryGateway) validate(c *checker, p string) {
+	if g.URL == "" {
+		c.add(p+".url", "missing")
+	}
+	if g.UserKeyEnv == "" {
+		c.add(p+".user_key_env", "missing: name the variable holding the gateway's user key")
+	}
+	c.env(p+".user_key_env", g.UserKeyEnv)
+	for _, sc := range g.Scope {
+		c.oneOf(p+".scope", sc, "current_chat", "resources", "all_user_memory")
+	}
+	if g.TopK < 0 || g.TopK > 100 || g.TimeoutMS < 0 {
+		c.add(p, "top_k must be in 0..100 and timeout_ms positive")
+	}
+}
+
+func (s Sessions) validate(c *checker, dbs []string) {
+	c.oneOf("server.sessions.backend", s.Backend, "inmemory", "sql")
+	if s.Cache < 0 {
+		c.add("server.sessions.cache", "must be 0 (no cache) or a number of sessions")
+	}
+	if s.Backend == "sql" {
+		c.ref("server.sessions.database", s.Database, dbs)
+	}
+}
+
+func (i Index) validate(c *checker, cfg *Config, embedders []string) {
+	c.oneOf("server.index.type", string(i.Type), string(index.KindKeyword), string(index.KindVector), string(index.KindHybrid))
+	if i.Type != index.KindKeyword {
+		c.ref("server.index.embedder", i.Embedder, embedders)
+	}
+	store, known := indexStores[i.Store]
+	switch {
+	case !known:
+		c.oneOf("server.index.store", i.Store, sortedKeys(indexStores)...)
+		return
+	case !slices.Contains(store.kinds, i.Type) && slices.Contains(everyKind, i.Type):
+		c.add("server.index.store", "%s holds %s indexes only: use %s for a %s index", i.Store, kindList(store.kinds), strings.Join(storeNames(i.Type), ", "), i.Type)
+	}
+	if store.external && *i.Persist {
+		c.add("server.index.persist", "an index in %s is kept by %[1]s: leave persist out", i.Store)
+	}
+	if store.validate != nil {
+		store.validate(c, cfg)
+	}
+}
+
+func kindList(kinds []index.Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, " and ")
+}
+
+func (a Artifacts) validate(c *checker, dbs []string) {
+	c.oneOf("server.artifacts.backend", a.Backend, "filesystem", "sql", "inmemory")
+	if a.Backend == "sql" {
+		c.ref("server.artifacts.database", a.Database, dbs)
+	}
+	if a.MaxSizeMB < 0 {
+		c.add("server.artifacts.max_size_mb", "must be positive")
+	}
+}
+
+func (f Facts) validate(c *checker, dbs []string) {
+	c.oneOf("server.facts.backend", f.Backend, "sql", "inmemory")
+	if f.Backend == "sql" {
+		c.ref("server.facts.database", f.Database, dbs)
+	}
+	if f.MaxScopeChars < 0 {
+		c.add("server.facts.max_scope_chars", "must be positive")
+	}
 }
 
 func (cfg *Config) validateAuth(c *checker) {

@@ -22,18 +22,17 @@ type options struct {
 // WithExtraction chooses which events are indexed (default: user and assistant text).
 func WithExtraction(x Extraction) Option { return func(o *options) { o.extract = x } }
 
-// WithSnapshot persists the index to a snapshot file at path: loaded when
-// the index is made, written by Save, Close and every Rebuild. A missing or
-// corrupt snapshot is logged and the index starts empty, to be filled by
-// CatchUp from the session service.
+// WithSnapshot persists an index in process to a snapshot file at path,
+// with how far along the change feed it is: loaded by Start, written by
+// Close and by every full Rebuild. A missing or damaged snapshot is logged
+// and the index starts empty, to be filled from the change feed.
 func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath = path } }
 
-// WithSessions names the session service the index follows: the index
-// catches up on its change feed when started (what it missed while down),
-// registers Clear as the service's delete hook (so deleting a
-// session clears its entries), and Index reads from it the events a
-// session handle was loaded without (a handle from Get with
-// NumRecentEvents holds only the latest).
+// WithSessions names the session service whose change feed the index
+// follows. Start (in process) and CatchUp apply the feed; Index, in the
+// process that leads the feed, catches up to the session's newest event,
+// so a handle loaded with only recent events leaves nothing out; deleted
+// sessions leave the index as the feed records their deletion.
 func WithSessions(s session.Service) Option { return func(o *options) { o.sessions = s } }
 
 // WithLogger sets where the index logs (default slog.Default()).

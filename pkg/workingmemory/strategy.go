@@ -67,8 +67,22 @@ func WithSummarizer(s Summarizer) Option { return func(d *deps) { d.summarizer =
 // WithLogger sets where strategies log (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(d *deps) { d.logger = l } }
 
+// FieldError is a mistake in a Config: which key (max_tokens) and what is
+// wrong with it.
+type FieldError struct {
+	Key, Msg string
+	Err      error // the cause, when there is one
+}
+
+func (e *FieldError) Error() string { return "working_memory." + e.Key + ": " + e.Msg }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldError(key, format string, args ...any) *FieldError {
+	return &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
 // New builds the strategy cfg describes. Unknown types, negative numbers and
-// keys that do not apply to the type are errors naming the key.
+// keys that do not apply to the type are *FieldErrors naming the key.
 func New(cfg Config, opts ...Option) (Strategy, error) {
 	d := deps{logger: slog.Default()}
 	for _, o := range opts {
@@ -76,7 +90,7 @@ func New(cfg Config, opts ...Option) (Strategy, error) {
 	}
 	for key, v := range map[string]int{"max_messages": cfg.MaxMessages, "max_tokens": cfg.MaxTokens, "summary_threshold": cfg.SummaryThreshold, "keep_recent": cfg.KeepRecent} {
 		if v < 0 {
-			return nil, fmt.Errorf("working_memory.%s: must be a positive number, got %d", key, v)
+			return nil, fieldError(key, "must be a positive number, got %d", v)
 		}
 	}
 	onlyFor := func(types map[string][]string) error {
@@ -84,7 +98,7 @@ func New(cfg Config, opts ...Option) (Strategy, error) {
 			"summary_threshold": cfg.SummaryThreshold != 0, "keep_recent": cfg.KeepRecent != 0}
 		for key, set := range given {
 			if set && !contains(types[key], cfg.Type) {
-				return fmt.Errorf("working_memory.%s: does not apply to type %q", key, cfg.Type)
+				return fieldError(key, "does not apply to type %q", cfg.Type)
 			}
 		}
 		return nil
@@ -107,15 +121,15 @@ func New(cfg Config, opts ...Option) (Strategy, error) {
 		}
 		counter, err := NewCounter(enc)
 		if err != nil {
-			return nil, fmt.Errorf("working_memory.encoding: %w", err)
+			return nil, &FieldError{Key: "encoding", Msg: err.Error(), Err: err}
 		}
 		return &tokenWindow{max: or(cfg.MaxTokens, DefaultMaxTokens), counter: counter, logger: d.logger}, nil
 	case "summary_buffer":
 		return newSummaryBuffer(cfg, d)
 	case "":
-		return nil, fmt.Errorf("working_memory.type: missing: use all, buffer_window, token_window or summary_buffer")
+		return nil, fieldError("type", "missing: use all, buffer_window, token_window or summary_buffer")
 	default:
-		return nil, fmt.Errorf("working_memory.type: unknown type %q: use all, buffer_window, token_window or summary_buffer", cfg.Type)
+		return nil, fieldError("type", "unknown type %q: use all, buffer_window, token_window or summary_buffer", cfg.Type)
 	}
 }
 

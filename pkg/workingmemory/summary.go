@@ -31,10 +31,10 @@ func newSummaryBuffer(cfg Config, d deps) (*summaryBuffer, error) {
 	}
 	s.keepRecent = or(cfg.KeepRecent, max(1, s.threshold/2))
 	if s.threshold > s.maxMessages {
-		return nil, fmt.Errorf("working_memory.summary_threshold: %d is over max_messages (%d): events would leave the window before being summarized", s.threshold, s.maxMessages)
+		return nil, fieldError("summary_threshold", "%d is over max_messages (%d): events would leave the window before being summarized", s.threshold, s.maxMessages)
 	}
 	if s.keepRecent >= s.threshold {
-		return nil, fmt.Errorf("working_memory.keep_recent: %d must be under summary_threshold (%d)", s.keepRecent, s.threshold)
+		return nil, fieldError("keep_recent", "%d must be under summary_threshold (%d)", s.keepRecent, s.threshold)
 	}
 	if s.summarizer == nil {
 		s.summarizer = NewExtractive(0)
