@@ -260,6 +260,25 @@ func TestConfigValidate(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "is valid") {
 		t.Errorf("validate of the default config: %v %s", err, out)
 	}
+	// A file checked away from where it runs lacks its secrets: it is valid,
+	// and the check says which variables it needs.
+	secrets := filepath.Join(t.TempDir(), "secrets.yaml")
+	os.WriteFile(secrets, []byte("llms:\n  m: {base_url: http://llm, model: x, api_key_env: HECTOR_TEST_UNSET_LLM_KEY}\n"+
+		"server:\n  auth:\n    api_keys: [{key: \"${HECTOR_TEST_UNSET_ADMIN_KEY}\", role: admin}]\n"), 0o600)
+	out, err = exec.Command(binary, "config", "validate", secrets).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "is valid") || !strings.Contains(string(out), "HECTOR_TEST_UNSET_LLM_KEY") ||
+		!strings.Contains(string(out), "secrets.yaml:5: server.auth.api_keys.0.key: environment variable HECTOR_TEST_UNSET_ADMIN_KEY") {
+		t.Errorf("validate of a file whose secrets are not set: %v %s", err, out)
+	}
+	// Every mistake at once, with the secrets it needs.
+	os.WriteFile(bad, []byte("agents:\n  bot:\n    llm: nope\n    max_steps: -1\nserver:\n  index: {type: fuzzy}\n"+
+		"  auth: {jwt: {hs256_secret_env: HECTOR_TEST_UNSET_JWT}}\n"), 0o600)
+	out, err = exec.Command(binary, "config", "validate", bad).CombinedOutput()
+	for _, want := range []string{"bad.yaml:3: agents.bot.llm", "bad.yaml:4: agents.bot.max_steps", "bad.yaml:6: server.index.type", "HECTOR_TEST_UNSET_JWT"} {
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("validate of a file with several mistakes: %v, output lacks %q:\n%s", err, want, out)
+		}
+	}
 }
 
 func TestIndexRebuildRefusesWhileServing(t *testing.T) {

@@ -90,7 +90,10 @@ func configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Work with configuration files"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "validate",
-		Short: "Check a configuration file: unknown keys, dangling references, invalid values",
+		Short: "Check a configuration file: unknown keys, dangling references, invalid values, all at once",
+		Long: `Check a configuration file and report every mistake in it, each with its line.
+Environment variables the file needs that are not set here (its secrets, on a
+machine other than the server's) are listed, without failing the check.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, _ := cmd.Flags().GetString("config")
 			if path == "" && len(args) == 1 {
@@ -99,10 +102,24 @@ func configCommand() *cobra.Command {
 			if path == "" {
 				return fmt.Errorf("name the file: hector config validate FILE (or --config FILE)")
 			}
-			if _, err := config.Load(path, config.Overrides{}); err != nil {
+			unset, err := config.Validate(path, config.Overrides{})
+			var needs strings.Builder
+			if len(unset) > 0 {
+				needs.WriteString("It needs these environment variables, which are not set here; set them where it runs:")
+				for _, e := range unset {
+					fmt.Fprintf(&needs, "\n  %s", e)
+				}
+			}
+			if err != nil {
+				if needs.Len() > 0 {
+					return fmt.Errorf("%w\n%s", err, needs.String())
+				}
 				return err
 			}
 			fmt.Printf("%s is valid\n", path)
+			if needs.Len() > 0 {
+				fmt.Println(needs.String())
+			}
 			return nil
 		},
 		Args: cobra.MaximumNArgs(1),

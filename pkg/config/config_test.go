@@ -84,14 +84,18 @@ server:
 	for _, want := range []string{
 		"t.yaml:2: databases.main.driver",
 		"t.yaml:4: embedders.e.api_key_env: environment variable HECTOR_TEST_UNSET_EMBED_KEY is not set",
-		"t.yaml:6: environment variable HECTOR_TEST_UNSET_ADDR is not set",
+		"t.yaml:6: server.address: environment variable HECTOR_TEST_UNSET_ADDR is not set",
 		"line 7", "lots",
 		"t.yaml:8: server.index.embedder",
-		"t.yaml:11: environment variable HECTOR_TEST_UNSET_API_KEY is not set",
+		"t.yaml:11: server.auth.api_keys.0.key: environment variable HECTOR_TEST_UNSET_API_KEY is not set",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the errors lack %q:\n%v", want, err)
 		}
+	}
+	// The key is empty only because its variable is not set: said once.
+	if strings.Contains(err.Error(), "needs key") {
+		t.Errorf("an unset variable's value is reported as a second mistake:\n%v", err)
 	}
 }
 

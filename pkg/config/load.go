@@ -17,6 +17,9 @@ type Error struct {
 	Line int
 	Path string // the key, dotted: agents.assistant.llm
 	Msg  string
+	// Unset names the environment variable that is not set, when that is
+	// the mistake: the file may be right, and only this environment lack it.
+	Unset string
 }
 
 func (e *Error) Error() string {
@@ -57,9 +60,40 @@ func Load(path string, o Overrides) (*Config, error) {
 
 // Parse reads and checks configuration text; name is used in errors.
 func Parse(name string, raw []byte, o Overrides) (*Config, error) {
+	cfg, errs := parse(name, raw, o)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return cfg, nil
+}
+
+// Validate checks a configuration file as Load does, but tells apart the
+// environment variables it needs that are not set here (unset: a file
+// checked away from where it runs lacks its secrets) from every other
+// mistake (err).
+func Validate(path string, o Overrides) (unset []*Error, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	_, errs := parse(path, raw, o)
+	var others []error
+	for _, e := range errs {
+		var ce *Error
+		if errors.As(e, &ce) && ce.Unset != "" {
+			unset = append(unset, ce)
+		} else {
+			others = append(others, e)
+		}
+	}
+	return unset, errors.Join(others...)
+}
+
+// parse reads and checks configuration text, returning every mistake.
+func parse(name string, raw []byte, o Overrides) (*Config, []error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return nil, yamlError(name, err)
+		return nil, []error{yamlError(name, err)}
 	}
 	if len(root.Content) == 0 { // an empty file is the zero configuration
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
@@ -77,11 +111,11 @@ func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 	// values are empty meanwhile), values of the wrong type, and what the
 	// checks of each section find.
 	var errs []error
-	expandEnv(name, &root, lookup, &errs)
+	expandEnv(name, &root, "", lookup, &errs)
 	// Decode again from the expanded tree with unknown keys refused.
 	expanded, err := yaml.Marshal(&root)
 	if err != nil {
-		return nil, err
+		return nil, []error{err}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(expanded))
 	dec.KnownFields(true)
@@ -89,7 +123,7 @@ func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) { // nothing was decoded
-			return nil, errors.Join(append(errs, yamlError(name, err))...)
+			return nil, append(errs, yamlError(name, err))
 		}
 		errs = append(errs, yamlError(name, err))
 	}
@@ -98,14 +132,14 @@ func Parse(name string, raw []byte, o Overrides) (*Config, error) {
 	}
 	cfg.applyDefaults()
 	for _, e := range cfg.validate() {
+		if e.Unset == "" && fromUnset(e.Path, errs) {
+			continue
+		}
 		e.File = name
 		e.Line = lineOf(&root, strings.Split(e.Path, "."))
 		errs = append(errs, e)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return &cfg, nil
+	return &cfg, errs
 }
 
 // yamlError keeps the YAML library's line numbers ("line 7: field x not
@@ -127,10 +161,12 @@ var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandEnv replaces ${VAR} and ${VAR:-default} in scalar values, adding an
-// error to errs for each variable that is not set. It works on parsed
-// values, so a variable's content can never change the structure.
-func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool), errs *[]error) {
-	if n.Kind == yaml.ScalarNode {
+// error to errs for each variable that is not set, at the key path of its
+// value. It works on parsed values, so a variable's content can never
+// change the structure.
+func expandEnv(name string, n *yaml.Node, path string, lookup func(string) (string, bool), errs *[]error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
 		expanded := envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 			m := envRef.FindStringSubmatch(ref)
 			if v, ok := lookup(m[1]); ok {
@@ -139,7 +175,8 @@ func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool), er
 			if m[2] != "" {
 				return m[3]
 			}
-			*errs = append(*errs, &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", m[1], m[1])})
+			*errs = append(*errs, &Error{File: name, Line: n.Line, Path: path, Unset: m[1],
+				Msg: fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", m[1], m[1])})
 			return ""
 		})
 		if expanded != n.Value {
@@ -148,11 +185,39 @@ func expandEnv(name string, n *yaml.Node, lookup func(string) (string, bool), er
 			n.Tag, n.Style = "", 0
 		}
 		n.Value = expanded
-		return
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			expandEnv(name, n.Content[i+1], join(path, n.Content[i].Value), lookup, errs)
+		}
+	default:
+		for i, c := range n.Content {
+			if n.Kind == yaml.SequenceNode {
+				expandEnv(name, c, join(path, fmt.Sprint(i)), lookup, errs)
+			} else {
+				expandEnv(name, c, path, lookup, errs)
+			}
+		}
 	}
-	for _, c := range n.Content {
-		expandEnv(name, c, lookup, errs)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
 	}
+	return path + "." + key
+}
+
+// fromUnset reports whether a mistake at path is one that an unset
+// variable makes, at path or below it (an API key that is empty because
+// its variable is not set): that variable's error says it already.
+func fromUnset(path string, errs []error) bool {
+	for _, e := range errs {
+		var ce *Error
+		if errors.As(e, &ce) && ce.Unset != "" && (ce.Path == path || strings.HasPrefix(ce.Path, path+".")) {
+			return true
+		}
+	}
+	return false
 }
 
 // lineOf finds the line of a dotted key path, or of its nearest ancestor present.

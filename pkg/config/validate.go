@@ -39,7 +39,7 @@ func (c *checker) ref(path, name string, defined []string) {
 
 func (c *checker) env(path, name string) {
 	if name != "" && os.Getenv(name) == "" {
-		c.add(path, "environment variable %s is not set", name)
+		c.errs = append(c.errs, &Error{Path: path, Unset: name, Msg: fmt.Sprintf("environment variable %s is not set", name)})
 	}
 }
 

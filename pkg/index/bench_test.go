@@ -46,18 +46,23 @@ func BenchmarkKeywordRebuild(b *testing.B) {
 
 // BenchmarkIndexOneTurn: storing a turn (a user message and a reply) in a
 // session of 1,000 events, then indexing it. The "append_only" case is the
-// same without indexing: the difference is what indexing a turn costs.
+// same without indexing: the difference is what indexing a turn costs. The
+// "following" cases index as a server does, following the sessions.
 func BenchmarkIndexOneTurn(b *testing.B) {
-	for _, kind := range []string{"append_only", "keyword", "vector"} {
+	for _, kind := range []string{"append_only", "keyword", "vector", "keyword_following", "vector_following"} {
 		b.Run(kind, func(b *testing.B) {
+			sessions := session.NewInMemoryService()
 			var idx *index.Index
 			switch kind {
 			case "keyword":
 				idx, _ = index.NewKeyword()
 			case "vector":
 				idx, _ = index.NewVector(hashEmbedder(b, 384))
+			case "keyword_following":
+				idx, _ = index.NewKeyword(index.WithSessions(sessions))
+			case "vector_following":
+				idx, _ = index.NewVector(hashEmbedder(b, 384), index.WithSessions(sessions))
 			}
-			sessions := session.NewInMemoryService()
 			ctx := context.Background()
 			resp, _ := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u"})
 			r := rand.New(rand.NewPCG(7, 8))

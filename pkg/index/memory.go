@@ -117,6 +117,9 @@ func (m *memoryStore) Open(ctx context.Context, s Schema) error {
 func (m *memoryStore) Ready(context.Context) error { return nil }
 
 func (m *memoryStore) shard(o Owner) (*memoryShard, error) {
+	if sh := m.lookup(o); sh != nil {
+		return sh, nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return shardIn(m.shards, o, m.vectors, m.terms, m.dims)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -155,4 +156,110 @@ func rebuildFailed(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", errCancelled, ctx.Err())
 	}
 	return fmt.Errorf("index: rebuild failed; the old index is unchanged: %w", err)
+}
+
+// Rebuild replays the sessions into the store. A full rebuild (appName
+// "") writes a new collection beside the live one and switches to it when
+// complete, then leaves what was appended meanwhile to the follower. A
+// rebuild of one app or user rewrites its documents in place and then
+// deletes the ones the sessions no longer hold: searches meanwhile see the
+// old documents or the rewritten ones, which are the same.
+func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, userID string) error {
+	if err := validateRebuild(sessions, appName, userID); err != nil {
+		return err
+	}
+	if err := x.open(ctx); err != nil {
+		return err
+	}
+	start := time.Now().UTC()
+	var err error
+	if appName == "" {
+		err = x.rebuildAll(ctx, sessions)
+	} else if err = x.staleness(); err != nil {
+		err = fmt.Errorf("%w (all of it: a rebuild of one app or user cannot change how the collection was built)", err)
+	} else {
+		err = x.rebuildScope(ctx, sessions, appName, userID)
+	}
+	if err == nil { // every document was tried again: what it skipped anew is logged anew
+		x.skips.forget(appName, userID, start)
+	}
+	return err
+}
+
+func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error {
+	b, err := x.store.Begin(ctx, x.schema())
+	if err != nil {
+		return rebuildFailed(ctx, err)
+	}
+	r := newReplay(ctx, x.opts.extract, &storeTarget{x: x, w: b}, x.opts.progress)
+	cursor, err := r.feed(ctx, sessions, "")
+	if err == nil {
+		err = b.Commit(ctx)
+	}
+	if err != nil {
+		if aerr := b.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			x.logger().Warn("index: could not drop an unfinished rebuild's collection", "store", x.store.Name(), "error", aerr)
+		}
+		return rebuildFailed(ctx, err)
+	}
+	x.mu.Lock()
+	x.fits, x.stale = true, nil
+	x.mu.Unlock()
+	// Appends after cursor may have gone to the old collection: the
+	// follower applies them to the new one from there.
+	if err := x.position.Rewind(ctx, cursor); err != nil {
+		return fmt.Errorf("index: the rebuild is live but its cursor could not be saved: %w", err)
+	}
+	r.done()
+	return nil
+}
+
+func (x *Index) rebuildScope(ctx context.Context, sessions session.Service, appName, userID string) error {
+	owners := []Owner{{appName, userID}}
+	if userID == "" {
+		var err error
+		if owners, err = ownersOf(ctx, sessions, appName); err != nil {
+			return rebuildFailed(ctx, err)
+		}
+	}
+	t := &storeTarget{x: x, w: x.store, kept: map[Owner]map[[2]string]bool{}}
+	r := newReplay(ctx, x.opts.extract, t, x.opts.progress)
+	// Sessions as they are now, not the feed: replaying the feed into the
+	// live collection would show deleted sessions again for a while.
+	for _, o := range owners {
+		if err := r.user(ctx, sessions, o); err != nil {
+			return rebuildFailed(ctx, err)
+		}
+	}
+	for _, o := range owners {
+		kept := t.kept[o]
+		err := x.store.Prune(ctx, o, func(sessionID, eventID string) bool { return kept[[2]string{sessionID, eventID}] })
+		if err != nil {
+			return fmt.Errorf("index: rebuild wrote every document but could not delete stale ones: %w", err)
+		}
+	}
+	r.done()
+	return nil
+}
+
+// ownersOf lists the users of one app that the change feed has seen.
+func ownersOf(ctx context.Context, sessions session.Service, appName string) ([]Owner, error) {
+	var out []Owner
+	seen := map[Owner]bool{}
+	for cursor := int64(0); ; {
+		resp, err := sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: session.MaxChangesLimit})
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Changes) == 0 {
+			return out, nil
+		}
+		for _, ch := range resp.Changes {
+			if o := (Owner{ch.AppName, ch.UserID}); ch.AppName == appName && !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+		cursor = resp.Cursor
+	}
 }

@@ -2,19 +2,20 @@ package index
 
 import (
 	"context"
-	"github.com/hectormem/hector/internal/hashid"
 
 	"github.com/google/uuid"
 
+	"github.com/hectormem/hector/internal/hashid"
 	"github.com/hectormem/hector/pkg/errkind"
 )
 
-// Store is a search engine that holds an index outside the process
-// (Weaviate, Qdrant, PostgreSQL). Every replica writes to it and searches
-// it; none keeps a copy, so a replica's memory does not grow with the
-// number of events. Hector tokenizes, embeds and fuses; the store keeps
-// and scores. Every call is scoped to one owner, and a store must never
-// return another owner's document.
+// Store keeps an index's documents and scores them: in the process (the
+// store NewKeyword, NewVector and NewHybrid make), or an engine outside it
+// (Weaviate, Qdrant, PostgreSQL, Pinecone) that every replica writes to and
+// searches, none keeping a copy, so a replica's memory does not grow with
+// the number of events. The Index tokenizes, embeds and fuses. Every call
+// is scoped to one owner, and a store must never return another owner's
+// document.
 type Store interface {
 	// Name says which store and where, for messages and start-up lines
 	// (never a credential).
@@ -60,7 +61,7 @@ type HybridStore interface {
 	Store
 	// SearchHybrid runs both searches of q (Terms and Vector), takes the
 	// best Candidates of each and fuses them by reciprocal rank fusion with
-	// the in-process index's constant, returning the best Limit.
+	// the constant RRFK, returning the best Limit.
 	SearchHybrid(ctx context.Context, o Owner, q StoreQuery) ([]SearchResult, error)
 }
 
@@ -94,14 +95,14 @@ func DocumentID(o Owner, sessionID, eventID string) string {
 	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(hashid.Hex(o.App, o.User, sessionID, eventID))).String()
 }
 
-// StoredDoc is a document as an external store keeps it.
+// StoredDoc is a document as a store keeps it.
 type StoredDoc struct {
 	Document
 	Terms  []string  // the keyword terms, nil for a vector index
 	Vector []float32 // nil for a keyword index
 }
 
-// StoreQuery is a search an external store runs.
+// StoreQuery is a search a store runs.
 type StoreQuery struct {
 	Terms  []string
 	Vector []float32

@@ -1,0 +1,204 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// Index indexes the session's events that the index does not hold yet.
+// When the index follows a session service and this process leads the
+// feed, it catches up on the feed to the handle's newest event: from the
+// handle itself when it holds every change since the index's cursor, else
+// from the feed, so a handle holding only recent events leaves nothing
+// out. Otherwise (another replica leads, or there is no feed) it writes
+// the handle's newest events that the store lacks. Either way an append
+// costs the write and at most one other call to the store.
+func (x *Index) Index(ctx context.Context, s session.Session) error {
+	if s == nil {
+		return fmt.Errorf("%w: session is nil", ErrInvalidArgument)
+	}
+	if err := validateOwner(s.AppName(), s.UserID()); err != nil {
+		return err
+	}
+	if err := x.usable(ctx); err != nil {
+		return err
+	}
+	events := s.Events()
+	if events.Len() == 0 {
+		return nil
+	}
+	newest := events.At(events.Len() - 1).Cursor
+	if newest > 0 && newest <= x.floor.Load() {
+		return nil
+	}
+	if x.opts.sessions != nil && newest > 0 && x.leads.Load() {
+		return x.follow(ctx, x.opts.sessions, s)
+	}
+	return x.writeNewest(ctx, s)
+}
+
+// writeNewest writes the handle's events past the feed cursor that the
+// store lacks, asking the store once: of the newest few, and of more only
+// when it holds none of those. What the store holds of the newest stands
+// for what is older, so a turn costs work for its new events, not for the
+// session's length; older gaps are the follower's.
+func (x *Index) writeNewest(ctx context.Context, s session.Session) error {
+	events, floor := s.Events(), x.floor.Load()
+	// Events are in the order of their cursors: the applied ones are skipped unvisited.
+	first := sort.Search(events.Len(), func(i int) bool { c := events.At(i).Cursor; return c == 0 || c > floor })
+	o := Owner{s.AppName(), s.UserID()}
+	for want := newestFirst; ; want *= 2 {
+		var docs []Document
+		i := events.Len()
+		for i > first && len(docs) < want {
+			i--
+			if doc, ok := x.opts.extract.documentOf(s.ID(), events.At(i)); ok {
+				docs = append(docs, doc)
+			}
+		}
+		slices.Reverse(docs)
+		missing, err := x.missing(ctx, o, s.ID(), docs)
+		if err != nil {
+			return err
+		}
+		if len(missing) < len(docs) || i == first {
+			return x.write(ctx, x.store, o, missing)
+		}
+	}
+}
+
+// newestFirst is how many of a handle's newest documents Index asks the
+// store about first: more than a turn usually adds.
+const newestFirst = 8
+
+func documentsOf(x Extraction, sessionID string, events session.Events) []Document {
+	var docs []Document
+	for ev := range events.All() {
+		if doc, ok := x.documentOf(sessionID, ev); ok {
+			docs = append(docs, doc)
+		}
+	}
+	return docs
+}
+
+// missing returns the docs the store does not have yet.
+func (x *Index) missing(ctx context.Context, o Owner, sessionID string, docs []Document) ([]Document, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.EventID
+	}
+	absent, err := x.store.Missing(ctx, o, sessionID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("index: asking %s what is indexed: %w", x.store.Name(), err)
+	}
+	want := make(map[string]bool, len(absent))
+	for _, id := range absent {
+		want[id] = true
+	}
+	out := docs[:0:0]
+	for _, d := range docs {
+		if want[d.EventID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// write tokenizes and embeds docs and writes them to w.
+func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
+	stored, err := x.prepare(ctx, docs)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	if err := w.Write(ctx, o, stored); err != nil {
+		return x.failed(ctx, "writing to", err)
+	}
+	return nil
+}
+
+// failed wraps the store's error; when the store does not answer at all it
+// is ErrStoreUnavailable, which a client may retry.
+func (x *Index) failed(ctx context.Context, doing string, err error) error {
+	if ctx.Err() == nil && x.store.Ready(ctx) != nil {
+		return fmt.Errorf("%w: %s %s: %w", ErrStoreUnavailable, doing, x.store.Name(), err)
+	}
+	return fmt.Errorf("index: %s %s: %w", doing, x.store.Name(), err)
+}
+
+// writeSkipping writes docs as write does, except that a document the store
+// refuses while it answers is skipped, recorded and logged: the follower and
+// a rebuild must go on past one bad document rather than stall for every
+// user. A store that does not answer stops it, to be tried again.
+func (x *Index) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
+	stored, err := x.prepare(ctx, docs)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	err = w.Write(ctx, o, stored)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	// Which one? Each alone, and a refusal twice over with the store up is the document's.
+	for _, d := range stored {
+		one := []StoredDoc{d}
+		if err = w.Write(ctx, o, one); err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if rerr := x.store.Ready(ctx); rerr != nil {
+			return fmt.Errorf("%w: writing to %s: %w", ErrStoreUnavailable, x.store.Name(), err)
+		}
+		if err = w.Write(ctx, o, one); err != nil {
+			x.skip(o, d.Document, err)
+		}
+	}
+	return nil
+}
+
+func (x *Index) skip(o Owner, d Document, err error) {
+	x.skips.add(SkippedDocument{AppName: o.App, UserID: o.User, SessionID: d.SessionID, EventID: d.EventID, Error: err.Error(), At: time.Now().UTC()})
+	x.logger().Error("index: the store refused a document; skipped it (a rebuild tries it again)", "store", x.store.Name(),
+		"app", o.App, "user", o.User, "session", d.SessionID, "event", d.EventID, "error", err)
+}
+
+// Skipped reports the documents the store refused and the follower skipped.
+func (x *Index) Skipped() Skips { return x.skips.report() }
+
+// prepare tokenizes and embeds docs.
+func (x *Index) prepare(ctx context.Context, docs []Document) ([]StoredDoc, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	stored := make([]StoredDoc, len(docs))
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		stored[i].Document = d
+		texts[i] = d.Text
+		if x.kind != KindVector {
+			stored[i].Terms = x.tok.Tokens(d.Text)
+		}
+	}
+	if x.embedder != nil {
+		vecs, err := x.embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("index: embedding: %w", err)
+		}
+		if len(vecs) != len(docs) {
+			return nil, fmt.Errorf("index: the embedder returned %d vectors for %d texts", len(vecs), len(docs))
+		}
+		for i := range stored {
+			stored[i].Vector = vecs[i]
+		}
+	}
+	return stored, nil
+}
