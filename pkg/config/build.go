@@ -264,19 +264,6 @@ func (s *Services) openStore(cfg *Config) (index.Store, error) {
 	return store, nil
 }
 
-// BuildEmbedder makes the embedder an embedders entry describes.
-func BuildEmbedder(e Embedder) (embed.Embedder, error) {
-	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}
-	switch e.Type {
-	case "openai":
-		return embed.NewOpenAI(cfg)
-	case "ollama":
-		return embed.NewOllama(cfg)
-	default:
-		return embed.NewHash(e.Dimensions)
-	}
-}
-
 // Unready names each store that does not answer ("index", "databases.main")
 // with why: probes say which, so an operator knows where to look. The
 // stores are asked at once, so one that hangs until ctx ends does not make

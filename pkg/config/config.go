@@ -29,7 +29,10 @@ type Database struct {
 	MaxConnections int `yaml:"max_connections"`
 }
 
-// Embedder turns text into vectors: type hash (offline), openai or ollama.
+// Embedder turns text into vectors: type builtin (shipped inside the
+// binary, offline: model glove), hash (offline, lexical), openai or ollama.
+// server.index.embedder may name a built-in model (builtin, glove) without
+// an entry here.
 type Embedder struct {
 	Type       string `yaml:"type"`
 	BaseURL    string `yaml:"base_url"`

@@ -99,6 +99,27 @@ server:
 	}
 }
 
+// A built-in embedder needs no entry of its own: naming it is enough.
+func TestBuiltinEmbedderByName(t *testing.T) {
+	for _, name := range []string{"builtin", "glove"} {
+		c, err := Parse("t.yaml", []byte("server:\n  index: {type: hybrid, embedder: "+name+"}\n"), Overrides{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if e := c.Embedders[name]; e.Type != "builtin" || e.Model != "glove" {
+			t.Errorf("%s: embedders = %+v, want the built-in glove", name, c.Embedders)
+		}
+		e, err := BuildEmbedder(c.Embedders[name])
+		if err != nil || e.Fingerprint() != "glove-6b/v1/100" {
+			t.Errorf("%s: built %v, %v", name, e, err)
+		}
+	}
+	c, err := Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
+	if err != nil || c.Embedders["mine"].Model != "glove" || c.Server.Index.Embedder != "mine" {
+		t.Errorf("a builtin entry without a model: %+v, %v", c, err)
+	}
+}
+
 func TestErrorsNameKeyAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
@@ -123,6 +144,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"llms:\n  m: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: m\n    mcp_servers: [{name: t, command: [x], cache: {ttl: 0s}}, {name: t, url: http://u, command: [y]}]\n",
 			[]string{"agents.a.mcp_servers.0.cache.ttl", "must expire", "agents.a.mcp_servers.1.name", "used twice", "agents.a.mcp_servers.1", "not both"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
+		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of glove`}},
+		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "100 dimensions"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},
 		{"server:\n  index: {store: qdrant, persist: true}\n", []string{"server.index.qdrant.host", "server.index.persist"}},

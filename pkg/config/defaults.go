@@ -49,6 +49,12 @@ func (c *Config) applyDefaults() {
 	}
 	s.Sessions.applyDefaults(c)
 	s.Index.applyDefaults(c)
+	for name, e := range c.Embedders {
+		if e.Type == "builtin" && e.Model == "" {
+			e.Model = builtinModels["builtin"]
+			c.Embedders[name] = e
+		}
+	}
 	if s.MCP.WritePolicy == "" {
 		s.MCP.WritePolicy = "auto"
 	}
@@ -94,6 +100,12 @@ func (i *Index) applyDefaults(c *Config) {
 		}
 		if i.Embedder == defaultEmbedder && len(c.Embedders) == 0 {
 			c.Embedders = map[string]Embedder{defaultEmbedder: {Type: "hash"}}
+		}
+		if model, ok := builtinModels[i.Embedder]; ok && c.Embedders[i.Embedder].Type == "" {
+			if c.Embedders == nil {
+				c.Embedders = map[string]Embedder{}
+			}
+			c.Embedders[i.Embedder] = Embedder{Type: "builtin", Model: model}
 		}
 	}
 }

@@ -98,8 +98,13 @@ func (db Database) validate(c *checker, p string) {
 }
 
 func (e Embedder) validate(c *checker, p string) {
-	c.oneOf(p+".type", e.Type, "hash", "openai", "ollama")
+	c.oneOf(p+".type", e.Type, "builtin", "hash", "openai", "ollama")
 	switch e.Type {
+	case "builtin":
+		c.oneOf(p+".model", e.Model, sortedKeys(builtinDimensions)...)
+		if want := builtinDimensions[e.Model]; e.Dimensions != 0 && e.Dimensions != want && want != 0 {
+			c.add(p+".dimensions", "the built-in %s model has %d dimensions: leave dimensions out", e.Model, want)
+		}
 	case "hash":
 		if e.Dimensions != 0 && (e.Dimensions < 16 || e.Dimensions > 8192) {
 			c.add(p+".dimensions", "%d is outside 16..8192", e.Dimensions)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/embed/glove"
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -27,6 +28,21 @@ func hashEmbedder(t testing.TB, dims int) *embed.Hash {
 func TestVector(t *testing.T) {
 	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewVector(hashEmbedder(t, 0), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+}
+
+// The built-in word vectors pass the suite as any embedder must.
+func TestHybridGlove(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
+		e, err := glove.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, err := index.NewHybrid(e, append([]index.Option{index.WithStemming(true)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

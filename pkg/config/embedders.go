@@ -1,0 +1,31 @@
+package config
+
+import (
+	"os"
+
+	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/embed/glove"
+)
+
+// builtinModels are the embedders shipped inside the binary that
+// server.index.embedder may name without an embedders entry, and the model
+// each name means: "builtin" is the one Hector recommends.
+var builtinModels = map[string]string{"builtin": "glove", "glove": "glove"}
+
+// builtinDimensions are the built-in models' vector lengths.
+var builtinDimensions = map[string]int{"glove": glove.Dimensions}
+
+// BuildEmbedder makes the embedder an embedders entry describes.
+func BuildEmbedder(e Embedder) (embed.Embedder, error) {
+	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}
+	switch e.Type {
+	case "builtin":
+		return glove.New()
+	case "openai":
+		return embed.NewOpenAI(cfg)
+	case "ollama":
+		return embed.NewOllama(cfg)
+	default:
+		return embed.NewHash(e.Dimensions)
+	}
+}
