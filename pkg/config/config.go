@@ -181,8 +181,10 @@ type Index struct {
 	// too and slower), or in an external engine every replica shares
 	// (weaviate or qdrant, for every type; postgres, the sessions'
 	// database, for keyword; pinecone for vector).
-	Store    string `yaml:"store"`
-	Stemming bool   `yaml:"stemming"`
+	Store string `yaml:"store"`
+	// Stemming reduces English words to their stems for keyword search,
+	// so "running" finds "runs" (default true; false turns it off).
+	Stemming *bool `yaml:"stemming"`
 	// Persist keeps an in-process index in a snapshot under the data
 	// directory (default true).
 	Persist  *bool    `yaml:"persist"`

@@ -99,6 +99,25 @@ server:
 	}
 }
 
+// Stemming is on unless the file turns it off: writing the index's type
+// without it must not cost keyword search its stems.
+func TestStemmingIsOnUnlessTurnedOff(t *testing.T) {
+	for yaml, want := range map[string]bool{
+		"":                                    true,
+		"server:\n  index: {type: keyword}\n": true,
+		"server:\n  index: {type: hybrid}\n":  true,
+		"server:\n  index: {type: keyword, stemming: false}\n": false,
+	} {
+		c, err := Parse("t.yaml", []byte(yaml), Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := *c.Server.Index.Stemming; got != want {
+			t.Errorf("%q: stemming %v, want %v", yaml, got, want)
+		}
+	}
+}
+
 // A built-in embedder needs no entry of its own: naming it is enough.
 func TestBuiltinEmbedderByName(t *testing.T) {
 	for _, name := range []string{"builtin", "glove"} {

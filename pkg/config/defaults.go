@@ -82,7 +82,10 @@ func (s *Sessions) applyDefaults(c *Config) {
 func (i *Index) applyDefaults(c *Config) {
 	if i.Type == "" {
 		i.Type = index.KindKeyword
-		i.Stemming = true
+	}
+	if i.Stemming == nil {
+		stem := true
+		i.Stemming = &stem
 	}
 	if i.Store == "" {
 		i.Store = "memory"

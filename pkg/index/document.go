@@ -78,6 +78,21 @@ func toolResultText(ev *session.Event) string {
 	return strings.Join(parts, "\n")
 }
 
+// searchedText is what a document is found by, its words and its meaning:
+// its text and,
+// when its author is named (a person, an agent), the name, as questions
+// often say who said it ("what did Caroline plan"). A role ("user",
+// "assistant") is no name: every document would match it.
+func (d *Document) searchedText() string {
+	if d.Author == "" || roleNames[strings.ToLower(d.Author)] || strings.EqualFold(d.Author, d.Role) {
+		return d.Text
+	}
+	return d.Author + "\n" + d.Text
+}
+
+// roleNames are the authors that name a role, not someone.
+var roleNames = map[string]bool{"user": true, "assistant": true, "agent": true, "model": true, "system": true, "tool": true, "developer": true, "human": true, "ai": true, "bot": true}
+
 // Result is the search result the document makes with score: every store
 // builds its results here, so they carry the same fields.
 func (d *Document) Result(score float64) SearchResult {

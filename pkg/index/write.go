@@ -183,9 +183,9 @@ func (x *Index) prepare(ctx context.Context, docs []Document) ([]StoredDoc, erro
 	texts := make([]string, len(docs))
 	for i, d := range docs {
 		stored[i].Document = d
-		texts[i] = d.Text
+		texts[i] = d.searchedText()
 		if x.kind != KindVector {
-			stored[i].Terms = x.tok.Tokens(d.Text)
+			stored[i].Terms = x.tok.Tokens(texts[i])
 		}
 	}
 	if x.embedder != nil {

@@ -38,6 +38,7 @@ func Run(t *testing.T, newIndex Factory) {
 		{"Incremental", testIncremental},
 		{"PartialHandles", testPartialHandles},
 		{"WhatIsIndexed", testWhatIsIndexed},
+		{"AuthorsAreSearchable", testAuthorsAreSearchable},
 		{"ClearAndDeleteCascade", testClearAndDeleteCascade},
 		{"RebuildEquivalence", testRebuildEquivalence},
 		{"RebuildCancelled", testRebuildCancelled},
@@ -354,6 +355,47 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	}
 	if got := contents(search(t, all, "app", "u", "zurich toolresultword summaryword", 10)); len(got) != 4 {
 		t.Errorf("with tool results and summaries, indexed %q; want 4", got)
+	}
+}
+
+// A named author is found with the text (questions say who said it); a
+// role is not a name, and matches nothing.
+func testAuthorsAreSearchable(t *testing.T, newIndex Factory) {
+	if idx := newIndex(t); idx.Name() == string(index.KindVector) {
+		t.Skip("a vector index finds texts by their meaning, not by words")
+	}
+	sessions := session.NewInMemoryService()
+	idx := newIndex(t)
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []*session.Event{
+		{Author: "Caroline", Message: session.NewTextMessage(session.RoleUser, "I went to the support group yesterday")},
+		{Author: "Melanie", Message: session.NewTextMessage(session.RoleUser, "The support group sounds lovely")},
+		{Author: "user", Message: session.NewTextMessage(session.RoleUser, "pottery class on Sunday")},
+	} {
+		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	// Her words and her name: first by words alone; found, fused with
+	// meaning (how signals are weighed is fusion's business).
+	rs := search(t, idx, "app", "u", "what did Caroline say about the support group", 3)
+	found := slices.ContainsFunc(rs, func(r index.SearchResult) bool { return r.Author == "Caroline" })
+	if !found || rs[0].Author != "Caroline" && idx.Name() == string(index.KindKeyword) {
+		t.Errorf("a question naming Caroline found %q, want hers (first, by words alone)", contents(rs))
+	}
+	rs = search(t, idx, "app", "u", "Melanie", 3)
+	if len(rs) == 0 || rs[0].Author != "Melanie" || rs[0].Content != "The support group sounds lovely" ||
+		len(rs) != 1 && idx.Name() == string(index.KindKeyword) {
+		t.Errorf("the name alone found %q, want Melanie's message (with its own text) first", contents(rs))
+	}
+	if rs := search(t, idx, "app", "u", "user", 3); len(rs) != 0 && idx.Name() == string(index.KindKeyword) {
+		t.Errorf("the role user, which names no one, found %q", contents(rs))
 	}
 }
 
