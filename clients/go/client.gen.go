@@ -250,7 +250,6 @@ type SearchResponse struct {
 		Author    *string                 `json:"author,omitempty"`
 		Content   *string                 `json:"content,omitempty"`
 		EventId   *string                 `json:"event_id,omitempty"`
-		FusedBy   *string                 `json:"fused_by,omitempty"`
 		Metadata  *map[string]interface{} `json:"metadata,omitempty"`
 		Role      *string                 `json:"role,omitempty"`
 		Score     *float32                `json:"score,omitempty"`

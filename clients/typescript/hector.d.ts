@@ -675,7 +675,6 @@ export interface components {
                 author?: string;
                 content?: string;
                 event_id?: string;
-                fused_by?: string;
                 metadata?: {
                     [key: string]: unknown;
                 };

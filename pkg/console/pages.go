@@ -256,9 +256,6 @@ func (h searchHit) Signals() string {
 			parts = append(parts, fmt.Sprintf("%s rank %d", kind, s.Rank))
 		}
 	}
-	if h.FusedBy != "" {
-		parts = append(parts, "fused by "+h.FusedBy)
-	}
 	return strings.Join(parts, " · ")
 }
 

@@ -78,8 +78,7 @@ func toolResultText(ev *session.Event) string {
 	return strings.Join(parts, "\n")
 }
 
-// searchedText is what a document is found by, its words and its meaning:
-// its text and,
+// searchedText is what keyword search finds a document by: its text and,
 // when its author is named (a person, an agent), the name, as questions
 // often say who said it ("what did Caroline plan"). A role ("user",
 // "assistant") is no name: every document would match it.

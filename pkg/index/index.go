@@ -91,11 +91,8 @@ type SearchResult struct {
 	Score     float64   `json:"score"`
 	// Signals says which searches of a hybrid index found the result, each
 	// at which rank and with which score of its own (keyword, vector).
-	Signals map[string]Signal `json:"signals,omitempty"`
-	// FusedBy names the engine that fused a hybrid search itself ("qdrant");
-	// empty when Hector fused it, and Signals then says how.
-	FusedBy  string         `json:"fused_by,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Signals  map[string]Signal `json:"signals,omitempty"`
+	Metadata map[string]any    `json:"metadata,omitempty"`
 }
 
 // Signal is what one search of a hybrid index made of a result.

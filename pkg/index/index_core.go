@@ -249,40 +249,21 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse
 	case KindVector:
 		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: limit + 10}, limit)
 	default:
+		// Both searches at once, fused here for every store alike: fusion
+		// needs each keyword result's words (see fuse).
 		n := hybridCandidates(limit)
-		q := StoreQuery{Terms: terms, Vector: vec, Limit: limit + 10, Candidates: n}
-		if hs, ok := x.store.(HybridStore); ok {
-			resp.Results, err = x.fused(ctx, hs, o, q, limit)
-			break
-		}
-		// Otherwise fused here. (Weaviate's own fusion breaks
-		// ties between equal vectors its own way, so a rebuilt collection
-		// could rank differently from the live one, and does not say which
-		// signal found a result.) The two searches run at once.
 		var g errgroup.Group
-		lists := make([][]SearchResult, 2)
-		g.Go(func() (err error) {
-			lists[0], err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n}, n)
-			return err
-		})
-		g.Go(func() (err error) { lists[1], err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n}, n); return err })
+		var keyword, vector []SearchResult
+		g.Go(func() (err error) { keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n}, n); return err })
+		g.Go(func() (err error) { vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n}, n); return err })
 		if err = g.Wait(); err == nil {
-			resp.Results = fuse(map[string][]SearchResult{string(KindKeyword): lists[0], string(KindVector): lists[1]}, limit)
+			resp.Results = fuse(keyword, vector, x.coverage(terms), limit)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
-}
-
-// fused runs a hybrid search that the store fuses itself.
-func (x *Index) fused(ctx context.Context, hs HybridStore, o Owner, q StoreQuery, limit int) ([]SearchResult, error) {
-	results, err := hs.SearchHybrid(ctx, o, q)
-	if err != nil {
-		return nil, x.failed(ctx, "searching", err)
-	}
-	return bestMatches(results, limit), nil
 }
 
 // ranked runs one search on the store and orders its results the same

@@ -55,16 +55,6 @@ type Schema struct {
 	Terms bool
 }
 
-// HybridStore is a Store that fuses a keyword and a vector search itself,
-// in one request.
-type HybridStore interface {
-	Store
-	// SearchHybrid runs both searches of q (Terms and Vector), takes the
-	// best Candidates of each and fuses them by reciprocal rank fusion with
-	// the constant RRFK, returning the best Limit.
-	SearchHybrid(ctx context.Context, o Owner, q StoreQuery) ([]SearchResult, error)
-}
-
 // StoreWriter writes documents: to the live collection, or to a rebuild's.
 type StoreWriter interface {
 	// Write stores docs, replacing any document of the same event: writing
@@ -107,8 +97,6 @@ type StoreQuery struct {
 	Terms  []string
 	Vector []float32
 	Limit  int
-	// Candidates is how many results of each signal SearchHybrid fuses.
-	Candidates int
 }
 
 // ErrStoreUnavailable wraps errors of an external store that cannot be reached.

@@ -183,9 +183,9 @@ func (x *Index) prepare(ctx context.Context, docs []Document) ([]StoredDoc, erro
 	texts := make([]string, len(docs))
 	for i, d := range docs {
 		stored[i].Document = d
-		texts[i] = d.searchedText()
+		texts[i] = d.Text // a name in every one of a person's vectors would pull them all together
 		if x.kind != KindVector {
-			stored[i].Terms = x.tok.Tokens(texts[i])
+			stored[i].Terms = x.tok.Tokens(d.searchedText())
 		}
 	}
 	if x.embedder != nil {

@@ -128,7 +128,7 @@ var schemas = map[string]any{
 	"SearchResponse": obj(map[string]any{"results": array(obj(map[string]any{"session_id": str, "event_id": str, "content": str, "author": str,
 		"role": str, "seq": num, "timestamp": str, "score": map[string]any{"type": "number"},
 		"signals":  map[string]any{"type": "object", "additionalProperties": obj(map[string]any{"rank": num, "score": map[string]any{"type": "number"}}, "rank", "score")},
-		"fused_by": str, "metadata": anyObj}))}),
+		"metadata": anyObj}))}),
 	"ContextRequest": obj(map[string]any{"working_memory": anyObj, "agent": str}),
 	"Context":        obj(map[string]any{"strategy": str, "events": array(ref("Event")), "total_events": num}),
 	"RebuildRequest": obj(map[string]any{"app": str, "user": str}),

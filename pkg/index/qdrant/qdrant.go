@@ -86,7 +86,7 @@ type Store struct {
 	alias  string
 }
 
-var _ index.HybridStore = (*Store)(nil)
+var _ index.Store = (*Store)(nil)
 
 // New returns a store for cfg; it connects on first use.
 func New(cfg Config) (*Store, error) {
@@ -345,29 +345,6 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 		req.Query, req.Using = qc.NewQuerySparse(queryTerms(q.Terms)), ptr(sparseVector)
 	}
 	return s.query(ctx, o, req)
-}
-
-// SearchHybrid prefetches the best candidates of each signal and has
-// Qdrant fuse them. Qdrant's RRF scores 1/(k + position) from position 0;
-// the in-process index scores 1/(RRFK + rank) from rank 1, so Qdrant's k
-// is one more.
-func (s *Store) SearchHybrid(ctx context.Context, o index.Owner, q index.StoreQuery) ([]index.SearchResult, error) {
-	limit := ptr(uint64(q.Candidates))
-	var prefetch []*qc.PrefetchQuery
-	if len(q.Terms) > 0 {
-		prefetch = append(prefetch, &qc.PrefetchQuery{Query: qc.NewQuerySparse(queryTerms(q.Terms)), Using: ptr(sparseVector), Filter: scope(o), Limit: limit})
-	}
-	// A vector with nothing in common with the query is not a match.
-	prefetch = append(prefetch, &qc.PrefetchQuery{Query: qc.NewQueryDense(q.Vector), Using: ptr(denseVector), Filter: scope(o), Limit: limit, ScoreThreshold: ptr(float32(1e-6))})
-	results, err := s.query(ctx, o, &qc.QueryPoints{
-		CollectionName: s.alias, Prefetch: prefetch, Query: qc.NewQueryRRF(&qc.Rrf{K: ptr(uint32(index.RRFK + 1))}),
-		Filter: scope(o), Limit: ptr(uint64(q.Limit)), WithPayload: qc.NewWithPayload(true),
-	})
-	// Qdrant says only the fused score, not which signal found a result.
-	for i := range results {
-		results[i].FusedBy = "qdrant"
-	}
-	return results, err
 }
 
 func (s *Store) query(ctx context.Context, o index.Owner, req *qc.QueryPoints) ([]index.SearchResult, error) {

@@ -54,7 +54,7 @@ func TestRealQdrant(t *testing.T) {
 
 // What goes over the wire: every filtered request names the owner's key;
 // the owner is the tenant field; keyword search is sparse with the IDF
-// modifier; a hybrid search is one request fused by Qdrant.
+// modifier; a hybrid search is one request per signal, which Hector fuses.
 func TestRequests(t *testing.T) {
 	fake := fakeqdrant.Start(t)
 	store := stores(fake.Host, fake.Port)(t, "")
@@ -73,8 +73,8 @@ func TestRequests(t *testing.T) {
 		}
 	}
 	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "shared words", AppName: "app", UserID: "alice"})
-	if err != nil || len(rs.Results) != 1 || rs.Results[0].SessionID != "alice-s" || rs.Results[0].FusedBy != "qdrant" {
-		t.Fatalf("alice's search = %+v, %v; want her event, fused by Qdrant", rs, err)
+	if err != nil || len(rs.Results) != 1 || rs.Results[0].SessionID != "alice-s" || len(rs.Results[0].Signals) != 2 {
+		t.Fatalf("alice's search = %+v, %v; want her event, found by both signals", rs, err)
 	}
 	if err := sessions.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "bob", SessionID: "bob-s"}); err != nil {
 		t.Fatal(err)
@@ -101,15 +101,15 @@ func TestRequests(t *testing.T) {
 			t.Errorf("no %s request was made; the test does not cover it (%v)", m, methods)
 		}
 	}
-	// The one search was one request: two prefetches and the main query.
+	// The one search was two requests, one per signal, each filtered once.
 	var queries []fakeqdrant.Request
 	for _, r := range requests {
 		if r.Method == "Query" {
 			queries = append(queries, r)
 		}
 	}
-	if len(queries) != 1 || len(queries[0].Filters) != 3 {
-		t.Errorf("hybrid search requests: %+v, want one with two prefetches", queries)
+	if len(queries) != 2 || len(queries[0].Filters) != 1 || len(queries[1].Filters) != 1 {
+		t.Errorf("hybrid search requests: %+v, want one per signal", queries)
 	}
 
 	name := store.(*qdrant.Store).Name()
