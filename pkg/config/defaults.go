@@ -80,15 +80,18 @@ func (s *Sessions) applyDefaults(c *Config) {
 }
 
 func (i *Index) applyDefaults(c *Config) {
-	if i.Type == "" {
-		i.Type = index.KindKeyword
+	if i.Store == "" {
+		i.Store = "memory"
+	}
+	if kinds := indexStores[i.Store].kinds; i.Type == "" && len(kinds) > 0 {
+		// Words and meaning, where the store holds both: on the conversation
+		// set, hybrid search with the built-in embedder beats keyword search
+		// in every category (TestConversationRetrieval).
+		i.Type = kinds[len(kinds)-1]
 	}
 	if i.Stemming == nil {
 		stem := true
 		i.Stemming = &stem
-	}
-	if i.Store == "" {
-		i.Store = "memory"
 	}
 	if i.Persist == nil {
 		persist := !i.External()
@@ -100,9 +103,6 @@ func (i *Index) applyDefaults(c *Config) {
 	if i.Type != index.KindKeyword {
 		if i.Embedder == "" {
 			i.Embedder = c.onlyEmbedder()
-		}
-		if i.Embedder == defaultEmbedder && len(c.Embedders) == 0 {
-			c.Embedders = map[string]Embedder{defaultEmbedder: {Type: "hash"}}
 		}
 		if model, ok := builtinModels[i.Embedder]; ok && c.Embedders[i.Embedder].Type == "" {
 			if c.Embedders == nil {
@@ -186,7 +186,12 @@ func (c *Config) onlyDatabase() string {
 	return defaultDatabase
 }
 
+// onlyEmbedder names the one embedder defined, or the built-in one when
+// none is.
 func (c *Config) onlyEmbedder() string {
+	if len(c.Embedders) == 0 {
+		return "builtin"
+	}
 	if len(c.Embedders) == 1 {
 		for name := range c.Embedders {
 			return name

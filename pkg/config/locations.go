@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/index"
 )
 
 // Location is where one part of Hector keeps its data.
@@ -49,16 +50,19 @@ func (c *Config) Locations() []Location {
 	} else {
 		add("facts key", "%s", abs(facts.KeyPath(s.DataDir)))
 	}
-	index := string(s.Index.Type)
+	idx := string(s.Index.Type)
+	if s.Index.Type != index.KindKeyword {
+		idx += " (embedder " + s.Index.Embedder + ")"
+	}
 	switch {
 	case s.Index.External():
-		index += ", " + indexStores[s.Index.Store].describe(s.Index)
+		idx += ", " + indexStores[s.Index.Store].describe(s.Index)
 	case *s.Index.Persist:
-		index += ", snapshot " + abs(c.IndexSnapshot())
+		idx += ", snapshot " + abs(c.IndexSnapshot())
 	default:
-		index += ", in memory (rebuilt from the sessions at start)"
+		idx += ", in memory (rebuilt from the sessions at start)"
 	}
-	add("index", "%s", index)
+	add("index", "%s", idx)
 	return out
 }
 

@@ -70,13 +70,32 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, l
 // the words it is found by.
 func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 	q := unique(queryTerms)
+	// An English word's stem begins with its first letter: a word that
+	// begins no query term cannot become one, and is not stemmed. The
+	// others are stemmed once per search: the candidates share words.
+	var initials [256]bool
+	for _, t := range q {
+		initials[t[0]] = true
+	}
+	stems := map[string]string{}
+	memo := func(w string) string {
+		if !initials[w[0]] {
+			return ""
+		}
+		s, ok := stems[w]
+		if !ok {
+			s = stem(w)
+			stems[w] = s
+		}
+		return s
+	}
 	return func(r SearchResult) float64 {
 		if len(q) == 0 {
 			return 0
 		}
 		d := Document{Author: r.Author, Role: r.Role, Text: r.Content}
 		held := map[string]bool{}
-		for _, t := range x.tok.Tokens(d.searchedText()) {
+		for _, t := range x.tok.tokens(d.searchedText(), memo) {
 			held[t] = true
 		}
 		n := 0

@@ -19,12 +19,19 @@ type Tokenizer struct {
 }
 
 // Tokens returns the terms of text, in order, repeats included.
-func (t Tokenizer) Tokens(text string) []string {
+func (t Tokenizer) Tokens(text string) []string { return t.tokens(text, stem) }
+
+// stem is an English word's stem.
+func stem(word string) string { return english.Stem(word, false) }
+
+// tokens returns the terms of text, English words stemmed by stem (which
+// may leave a word out by returning "").
+func (t Tokenizer) tokens(text string, stem func(word string) string) []string {
 	var terms []string
 	word := make([]rune, 0, 32)
 	flush := func() {
 		if len(word) > 0 {
-			terms = t.appendWord(terms, word)
+			terms = t.appendWord(terms, word, stem)
 			word = word[:0]
 		}
 	}
@@ -39,7 +46,7 @@ func (t Tokenizer) Tokens(text string) []string {
 	return terms
 }
 
-func (t Tokenizer) appendWord(terms []string, word []rune) []string {
+func (t Tokenizer) appendWord(terms []string, word []rune, stem func(string) string) []string {
 	// Split out runs of spaceless scripts, which form their own terms.
 	start := 0
 	for i := 0; i <= len(word); i++ {
@@ -47,7 +54,7 @@ func (t Tokenizer) appendWord(terms []string, word []rune) []string {
 			continue
 		}
 		if i > start {
-			terms = t.appendPlain(terms, string(word[start:i]))
+			terms = t.appendPlain(terms, string(word[start:i]), stem)
 		}
 		j := i
 		for j < len(word) && isSpaceless(word[j]) {
@@ -62,17 +69,23 @@ func (t Tokenizer) appendWord(terms []string, word []rune) []string {
 	return terms
 }
 
-func (t Tokenizer) appendPlain(terms []string, w string) []string {
+func (t Tokenizer) appendPlain(terms []string, w string, stem func(string) string) []string {
 	if !t.Stem || !isASCIILetters(w) {
 		return append(terms, w)
 	}
 	if stopWords[w] {
 		return terms
 	}
-	return append(terms, english.Stem(w, false))
+	if s := stem(w); s != "" {
+		terms = append(terms, s)
+	}
+	return terms
 }
 
 func isSpaceless(r rune) bool {
+	if r < 0x0e00 { // below Thai, the first of these scripts: most text, quickly
+		return false
+	}
 	// U+3000–U+30FF holds the kana and marks shared by Japanese scripts, like the long-vowel ー.
 	return (r >= 0x3000 && r <= 0x30ff) || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }

@@ -42,3 +42,22 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+// Coverage skips stemming words whose first letter begins no query term:
+// that holds only if a stem always begins as its word does.
+func FuzzStemKeepsTheFirstLetter(f *testing.F) {
+	for _, w := range []string{"dying", "skies", "ugly", "yelling", "aardvarks", "generously", "e"} {
+		f.Add(w)
+	}
+	tok := Tokenizer{Stem: true}
+	f.Fuzz(func(t *testing.T, w string) {
+		if w == "" || !isASCIILetters(w) {
+			return
+		}
+		for _, term := range tok.Tokens(w) {
+			if term[0] != w[0] {
+				t.Fatalf("%q stems to %q", w, term)
+			}
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,9 @@ import (
 // latency.
 //
 //	HECTOR_TEST_POSTGRES_DSN=… go test -run '^$' -bench Load -benchtime 5s ./pkg/server
+//
+// HECTOR_BENCH_INDEX sets the index (YAML, default {type: keyword}), such
+// as "{type: hybrid, embedder: builtin}".
 func BenchmarkLoad(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
@@ -72,7 +76,12 @@ func appendBody(n int) string {
 
 func loadConfig(b *testing.B, backend string) *config.Config {
 	dir := b.TempDir()
-	yaml := fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: keyword, persist: false}\n  limits: {requests_per_second: 1000000, burst: 1000000}\n", dir)
+	index := os.Getenv("HECTOR_BENCH_INDEX")
+	if index == "" {
+		index = "{type: keyword}"
+	}
+	index = strings.TrimSuffix(index, "}") + ", persist: false}"
+	yaml := fmt.Sprintf("server:\n  data_dir: %s\n  index: %s\n  limits: {requests_per_second: 1000000, burst: 1000000}\n", dir, index)
 	if backend == "postgres" {
 		testdb.Postgres(b) // skips without a server
 		schema := fmt.Sprintf("load_%d", time.Now().UnixNano())
