@@ -129,7 +129,7 @@ func TestCrossSessionMemory(t *testing.T) {
 	if len(first) != 2 || first[0]["role"] != "system" || first[0]["content"] != "You are helpful." || first[1]["content"] != "What is my dog called?" {
 		t.Errorf("first request's messages = %v", first)
 	}
-	if tools := fmt.Sprint(f.model.Request(0)["tools"]); !strings.Contains(tools, "search_memory") || !strings.Contains(tools, "Search past conversations") {
+	if tools := fmt.Sprint(f.model.Request(0)["tools"]); !strings.Contains(tools, "search_memory") || !strings.Contains(tools, "Search this user's past conversations") {
 		t.Errorf("tools offered = %s", tools)
 	}
 	second := messages(f.model.Request(1))

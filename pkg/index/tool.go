@@ -30,13 +30,18 @@ type SearchMemoryTool struct {
 var _ tool.Tool = (*SearchMemoryTool)(nil)
 
 func (t *SearchMemoryTool) Name() string        { return "search_memory" }
-func (t *SearchMemoryTool) Description() string { return "Search past conversations" }
+func (t *SearchMemoryTool) Description() string {
+	return "Search this user's past conversations for what was said before: facts, plans, preferences, names, dates. " +
+		"Write the query as the words or topic you expect in the message, with names of the people involved " +
+		"(\"Caroline adopted puppy name\", \"trip to Lisbon dates\"), not as an instruction to you; " +
+		"ask again with other words if nothing fits. Results are the best matching messages, best first, with who said them and when."
+}
 
 func (t *SearchMemoryTool) Parameters() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"query": map[string]any{"type": "string", "description": "What to look for in the user's past conversations"},
+			"query": map[string]any{"type": "string", "description": "Words, names and topics to look for in the user's past conversations"},
 		},
 		"required":             []string{"query"},
 		"additionalProperties": false,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/embed/glove"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -33,6 +34,47 @@ func RunStore(t *testing.T, newStore StoreFactory, kinds ...index.Kind) {
 	t.Run("RetrievalQuality", func(t *testing.T) { testRetrievalQuality(t, newStore, kinds) })
 	for _, kind := range kinds {
 		t.Run("RefusedDocumentIsSkipped/"+string(kind), func(t *testing.T) { testRefusedDocument(t, newStore, kind) })
+	}
+	if kind := kinds[len(kinds)-1]; kind != index.KindKeyword {
+		t.Run("BuiltinEmbedder", func(t *testing.T) { testBuiltinEmbedder(t, newStore, kind) })
+	}
+}
+
+// Builtin returns the embedder built into the binary.
+func Builtin(t testing.TB) embed.Embedder {
+	e, err := glove.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// With the built-in embedder, the store passes the suite and ranks the
+// conversation set within 0.02 of recall@5 of the same index in process.
+func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
+	Run(t, func(t *testing.T, opts ...index.Option) index.Live {
+		idx, err := index.New(kind, newStore(t, ""), Builtin(t), nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	})
+	set := Conversations()
+	inProcess, err := index.NewHybrid(Builtin(t), index.WithStemming(true))
+	if kind == index.KindVector {
+		inProcess, err = index.NewVector(Builtin(t))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := index.New(kind, newStore(t, ""), Builtin(t), nil, index.WithStemming(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := MeasureConversations(t, inProcess, set), MeasureConversations(t, stored, set)
+	t.Logf("%s with the built-in embedder, conversation set: %s   in process: %s", kind, got.All, want.All)
+	if got.All.Recall5 < want.All.Recall5-0.02 {
+		t.Errorf("recall@5 %.3f, more than 0.02 below in process (%.3f)", got.All.Recall5, want.All.Recall5)
 	}
 }
 

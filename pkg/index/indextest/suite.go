@@ -269,7 +269,7 @@ func testIncremental(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		ev := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("turn %d about topic%d", i, i))}
+		ev := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("turn %d about %s", i, topics[i]))}
 		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
 			t.Fatal(err)
 		}
@@ -291,10 +291,17 @@ func testIncremental(t *testing.T, newIndex Factory) {
 	if len(rs) != 30 {
 		t.Errorf("%d results for a word in all 30 turns, want 30", len(rs))
 	}
-	if rs := search(t, idx, "app", "u", "topic17", 3); len(rs) == 0 || rs[0].Content != "turn 17 about topic17" {
-		t.Errorf("topic17 finds %q", contents(rs))
+	if rs := search(t, idx, "app", "u", topics[17], 3); len(rs) == 0 || rs[0].Content != "turn 17 about "+topics[17] {
+		t.Errorf("%s finds %q", topics[17], contents(rs))
 	}
 }
+
+// topics are words that mean different things, which every index, by
+// words or by meaning, tells apart.
+var topics = []string{"volcano", "guitar", "penguin", "cathedral", "bicycle", "saxophone", "glacier", "tomato", "lighthouse",
+	"telescope", "kangaroo", "umbrella", "pyramid", "dentist", "chocolate", "submarine", "tornado", "violin", "cactus",
+	"helicopter", "pancake", "skyscraper", "octopus", "marathon", "passport", "waterfall", "sandwich", "microscope",
+	"dolphin", "blizzard"}
 
 func testPartialHandles(t *testing.T, newIndex Factory) {
 	sessions := session.NewInMemoryService()
@@ -304,7 +311,7 @@ func testPartialHandles(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("note%d", i))}); err != nil {
+		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "a note about the "+topics[i])}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -317,8 +324,8 @@ func testPartialHandles(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if rs := search(t, idx, "app", "u", fmt.Sprintf("note%d", i), 1); len(rs) != 1 {
-			t.Errorf("note%d not indexed from a partial handle", i)
+		if rs := search(t, idx, "app", "u", topics[i], 1); len(rs) != 1 || rs[0].Content != "a note about the "+topics[i] {
+			t.Errorf("the note about the %s not indexed from a partial handle: %q", topics[i], contents(rs))
 		}
 	}
 }
@@ -333,9 +340,9 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	for _, ev := range []*session.Event{
 		{Author: "user", Message: session.NewTextMessage(session.RoleUser, "weather in zurich please")},
 		{Author: "agent", Message: &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Type: session.PartToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "weather"}}}}},
-		{Author: "tool", Message: &session.Message{Role: session.RoleTool, Parts: []session.Part{{Type: session.PartToolResult, ToolResult: &session.ToolResult{CallID: "c1", Content: "zurich sunny toolresultword"}}}}},
+		{Author: "tool", Message: &session.Message{Role: session.RoleTool, Parts: []session.Part{{Type: session.PartToolResult, ToolResult: &session.ToolResult{CallID: "c1", Content: "zurich sunny, a tornado warning"}}}}},
 		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "It is sunny in zurich")},
-		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "summaryword of the chat"), Actions: session.Actions{Summary: &session.SummaryRange{FirstSeq: 1, LastSeq: 4}}},
+		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "recap: zurich weather and the tornado"), Actions: session.Actions{Summary: &session.SummaryRange{FirstSeq: 1, LastSeq: 4}}},
 		{Author: "user"}, // empty
 	} {
 		if err := sessions.AppendEvent(t.Context(), s, ev); err != nil {
@@ -346,14 +353,14 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	if err := plain.Index(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(search(t, plain, "app", "u", "zurich toolresultword summaryword", 10)); len(got) != 2 {
+	if got := contents(search(t, plain, "app", "u", "zurich tornado recap", 10)); len(got) != 2 {
 		t.Errorf("by default, indexed %q; want the user's and the agent's messages only", got)
 	}
 	all := newIndex(t, index.WithExtraction(index.Extraction{ToolResults: true, Summaries: true}))
 	if err := all.Index(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(search(t, all, "app", "u", "zurich toolresultword summaryword", 10)); len(got) != 4 {
+	if got := contents(search(t, all, "app", "u", "zurich tornado recap", 10)); len(got) != 4 {
 		t.Errorf("with tool results and summaries, indexed %q; want 4", got)
 	}
 }

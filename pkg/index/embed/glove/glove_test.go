@@ -168,3 +168,37 @@ func zero(v []float64) bool {
 }
 
 func zero64(v []float32) bool { return zero(f64(v)) }
+
+// BenchmarkEmbed: texts per second on one core, short (8 words) and of
+// about 100 tokens, one at a time and in batches of 64.
+//
+//	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/glove
+func BenchmarkEmbed(b *testing.B) {
+	e, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	short := "Do you remember the name of my dog?"
+	long := ""
+	for len(Words(long)) < 100 {
+		long += "We finally adopted a puppy from the shelter last weekend, and the kids have been walking him every evening. "
+	}
+	for _, tc := range []struct {
+		name  string
+		text  string
+		batch int
+	}{{"short/single", short, 1}, {"short/batch64", short, 64}, {"100tokens/single", long, 1}, {"100tokens/batch64", long, 64}} {
+		b.Run(tc.name, func(b *testing.B) {
+			texts := make([]string, tc.batch)
+			for i := range texts {
+				texts[i] = tc.text
+			}
+			for b.Loop() {
+				if _, err := e.Embed(b.Context(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*tc.batch)/b.Elapsed().Seconds(), "texts/s")
+		})
+	}
+}
