@@ -29,7 +29,7 @@ type SearchMemoryTool struct {
 
 var _ tool.Tool = (*SearchMemoryTool)(nil)
 
-func (t *SearchMemoryTool) Name() string        { return "search_memory" }
+func (t *SearchMemoryTool) Name() string { return "search_memory" }
 func (t *SearchMemoryTool) Description() string {
 	return "Search this user's past conversations for what was said before: facts, plans, preferences, names, dates. " +
 		"Write the query as the words or topic you expect in the message, with names of the people involved " +
