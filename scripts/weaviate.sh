@@ -44,7 +44,8 @@ start_weaviate() {
       DEFAULT_VECTORIZER_MODULE=none ENABLE_MODULES= CLUSTER_HOSTNAME=node1 CLUSTER_ADVERTISE_ADDR=127.0.0.1 \
       CLUSTER_GOSSIP_BIND_PORT=$gossip CLUSTER_DATA_BIND_PORT=$data RAFT_PORT=$raft RAFT_INTERNAL_RPC_PORT=$raft_rpc \
       RAFT_BOOTSTRAP_EXPECT=1 GRPC_PORT=$grpc DISABLE_TELEMETRY=true LOG_LEVEL=warning \
-      QUERY_DEFAULTS_LIMIT=100 PROMETHEUS_MONITORING_ENABLED=false
+      QUERY_DEFAULTS_LIMIT=100 PROMETHEUS_MONITORING_ENABLED=false \
+      USE_INVERTED_SEARCHABLE=false # BlockMax WAND loses BM25 results: see docs/deploy.md
     exec "$weaviate_bin_dir/weaviate-server" --host 127.0.0.1 --port "$http" --scheme http >"$wv_dir/server.log" 2>&1
   ) &
   wv_pid=$!

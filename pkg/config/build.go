@@ -196,7 +196,7 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 			return nil, fmt.Errorf("embedders.%s: %w", srv.Index.Embedder, err)
 		}
 	}
-	opts := []index.Option{index.WithLogger(logger), index.WithStemming(*srv.Index.Stemming)}
+	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stems())}
 	if srv.Index.Store == "chromem" {
 		opts = append(opts, index.WithChromem())
 	}

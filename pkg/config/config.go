@@ -213,6 +213,10 @@ type Weaviate struct {
 	Collection  string `yaml:"collection"` // default HectorMemory
 }
 
+// Stems reports whether keyword search stems English words: unless
+// stemming is turned off.
+func (i Index) Stems() bool { return i.Stemming == nil || *i.Stemming }
+
 // External reports whether the index lives in an engine outside the process.
 func (i Index) External() bool { return indexStores[i.Store].external }
 
