@@ -134,7 +134,14 @@ func TestBuiltinEmbedderByName(t *testing.T) {
 			t.Errorf("%s: built %v, %v", name, e, err)
 		}
 	}
-	c, err := Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
+	c, err := Parse("t.yaml", []byte("server:\n  index: {type: hybrid, embedder: use-lite}\n"), Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := BuildEmbedder(c.Embedders["use-lite"]); err != nil || e.Fingerprint() != "use-lite/v1/512" {
+		t.Errorf("use-lite: built %v, %v", e, err)
+	}
+	c, err = Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
 	if err != nil || c.Embedders["mine"].Model != "glove" || c.Server.Index.Embedder != "mine" {
 		t.Errorf("a builtin entry without a model: %+v, %v", c, err)
 	}
@@ -164,7 +171,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"llms:\n  m: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: m\n    mcp_servers: [{name: t, command: [x], cache: {ttl: 0s}}, {name: t, url: http://u, command: [y]}]\n",
 			[]string{"agents.a.mcp_servers.0.cache.ttl", "must expire", "agents.a.mcp_servers.1.name", "used twice", "agents.a.mcp_servers.1", "not both"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
-		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of glove`}},
+		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of glove, use-lite`}},
 		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "100 dimensions"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},

@@ -5,21 +5,25 @@ import (
 
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 )
 
 // builtinModels are the embedders shipped inside the binary that
 // server.index.embedder may name without an embedders entry, and the model
 // each name means: "builtin" is the one Hector recommends.
-var builtinModels = map[string]string{"builtin": "glove", "glove": "glove"}
+var builtinModels = map[string]string{"builtin": "glove", "glove": "glove", "use-lite": "use-lite"}
 
 // builtinDimensions are the built-in models' vector lengths.
-var builtinDimensions = map[string]int{"glove": glove.Dimensions}
+var builtinDimensions = map[string]int{"glove": glove.Dimensions, "use-lite": use.Dimensions}
 
 // BuildEmbedder makes the embedder an embedders entry describes.
 func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}
 	switch e.Type {
 	case "builtin":
+		if e.Model == "use-lite" {
+			return use.New()
+		}
 		return glove.New()
 	case "openai":
 		return embed.NewOpenAI(cfg)
