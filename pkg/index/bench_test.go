@@ -3,10 +3,14 @@ package index_test
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -91,6 +95,49 @@ func BenchmarkIndexOneTurn(b *testing.B) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkRebuildWithEmbedders: a hybrid index rebuilt from one user's
+// 1,000 events with each offline embedder, in events per second, and the
+// heap the embedder's model and the index hold afterwards.
+//
+//	go test -run '^$' -bench RebuildWithEmbedders -benchtime 1x ./pkg/index
+func BenchmarkRebuildWithEmbedders(b *testing.B) {
+	sessions := indextest.FillUsers(b, 1, 1000)
+	for _, name := range []string{"hash", "glove", "use-lite"} {
+		b.Run(name, func(b *testing.B) {
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var e embed.Embedder
+			var err error
+			switch name {
+			case "hash":
+				e, err = embed.NewHash(384)
+			case "glove":
+				e, err = glove.New()
+			default:
+				e, err = use.New()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			var idx *index.Index
+			for b.Loop() {
+				idx, _ = index.NewHybrid(e, index.WithStemming(true))
+				start := time.Now()
+				if err := idx.Rebuild(context.Background(), sessions, "", ""); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(1000/time.Since(start).Seconds(), "events/s")
+			}
+			runtime.GC()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/(1<<20), "heap-MB")
+			runtime.KeepAlive(idx)
 		})
 	}
 }
