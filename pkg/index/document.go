@@ -20,7 +20,8 @@ type Document struct {
 }
 
 // Extraction says which events become documents. The zero value indexes
-// the text of user and assistant messages only.
+// the text of every message (user, assistant, system), not what tools
+// returned nor summaries.
 type Extraction struct {
 	ToolResults bool // also index what tools returned
 	Summaries   bool // also index summary events
@@ -34,7 +35,7 @@ func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, b
 	}
 	var text string
 	switch ev.Message.Role {
-	case session.RoleUser, session.RoleAssistant:
+	case session.RoleUser, session.RoleAssistant, session.RoleSystem:
 		text = ev.Message.Text()
 	case session.RoleTool:
 		if x.ToolResults {

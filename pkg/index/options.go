@@ -19,7 +19,7 @@ type options struct {
 	chromem      bool
 }
 
-// WithExtraction chooses which events are indexed (default: user and assistant text).
+// WithExtraction chooses which events are indexed (default: the text of every message, not tool results nor summaries).
 func WithExtraction(x Extraction) Option { return func(o *options) { o.extract = x } }
 
 // WithSnapshot persists an index in process to a snapshot file at path,

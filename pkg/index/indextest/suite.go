@@ -338,11 +338,12 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	}
 	s := resp.Session
 	for _, ev := range []*session.Event{
+		{Author: "system", Message: session.NewTextMessage(session.RoleSystem, "the user lives near zurich")},
 		{Author: "user", Message: session.NewTextMessage(session.RoleUser, "weather in zurich please")},
 		{Author: "agent", Message: &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Type: session.PartToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "weather"}}}}},
 		{Author: "tool", Message: &session.Message{Role: session.RoleTool, Parts: []session.Part{{Type: session.PartToolResult, ToolResult: &session.ToolResult{CallID: "c1", Content: "zurich sunny, a tornado warning"}}}}},
 		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "It is sunny in zurich")},
-		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "recap: zurich weather and the tornado"), Actions: session.Actions{Summary: &session.SummaryRange{FirstSeq: 1, LastSeq: 4}}},
+		{Author: "agent", Message: session.NewTextMessage(session.RoleAssistant, "recap: zurich weather and the tornado"), Actions: session.Actions{Summary: &session.SummaryRange{FirstSeq: 1, LastSeq: 5}}},
 		{Author: "user"}, // empty
 	} {
 		if err := sessions.AppendEvent(t.Context(), s, ev); err != nil {
@@ -353,15 +354,15 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	if err := plain.Index(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(search(t, plain, "app", "u", "zurich tornado recap", 10)); len(got) != 2 {
-		t.Errorf("by default, indexed %q; want the user's and the agent's messages only", got)
+	if got := contents(search(t, plain, "app", "u", "zurich tornado recap", 10)); len(got) != 3 {
+		t.Errorf("by default, indexed %q; want every text message (system, user, agent), not tool results or summaries", got)
 	}
 	all := newIndex(t, index.WithExtraction(index.Extraction{ToolResults: true, Summaries: true}))
 	if err := all.Index(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(search(t, all, "app", "u", "zurich tornado recap", 10)); len(got) != 4 {
-		t.Errorf("with tool results and summaries, indexed %q; want 4", got)
+	if got := contents(search(t, all, "app", "u", "zurich tornado recap", 10)); len(got) != 5 {
+		t.Errorf("with tool results and summaries, indexed %q; want 5", got)
 	}
 }
 
