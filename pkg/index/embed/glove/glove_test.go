@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/index/embed/embedtest"
 )
 
 // The built-in table embeds as the unquantised table the converter read:
@@ -50,7 +52,7 @@ func TestMatchesTheUnquantisedTable(t *testing.T) {
 			}
 			continue
 		}
-		if c := cosine(got[i], r.Vector); c < 0.9999 {
+		if c := embedtest.Cosine(got[i], r.Vector); c < 0.9999 {
 			t.Errorf("%q: cosine %.6f to the reference, want ≥ 0.9999", r.Text, c)
 		}
 	}
@@ -63,20 +65,12 @@ func TestNearInMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ text, near, far string }{
-		{"car", "automobile", "banana"},
-		{"veterinarian", "vet", "airport"},
-		{"Do you remember my pets?", "My dog Rex loves the park", "Book a flight to Berlin"},
-		{"when is the meeting", "the call is scheduled for Thursday at 3pm", "I like green tea"},
-	} {
-		v, err := e.Embed(t.Context(), []string{tc.text, tc.near, tc.far})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if near, far := cosine(v[0], f64(v[1])), cosine(v[0], f64(v[2])); near <= far {
-			t.Errorf("%q: %.3f to %q, not nearer than %.3f to %q", tc.text, near, tc.near, far, tc.far)
-		}
-	}
+	embedtest.Near(t, e, []embedtest.Pair{
+		{Text: "car", Near: "automobile", Far: "banana"},
+		{Text: "veterinarian", Near: "vet", Far: "airport"},
+		{Text: "Do you remember my pets?", Near: "My dog Rex loves the park", Far: "Book a flight to Berlin"},
+		{Text: "when is the meeting", Near: "the call is scheduled for Thursday at 3pm", Far: "I like green tea"},
+	})
 }
 
 func TestWords(t *testing.T) {
@@ -140,24 +134,6 @@ func FuzzWords(f *testing.F) {
 	})
 }
 
-func cosine(a []float32, b []float64) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * b[i]
-		na += float64(a[i]) * float64(a[i])
-		nb += b[i] * b[i]
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
-func f64(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
-}
-
 func zero(v []float64) bool {
 	for _, x := range v {
 		if x != 0 {
@@ -167,10 +143,9 @@ func zero(v []float64) bool {
 	return true
 }
 
-func zero64(v []float32) bool { return zero(f64(v)) }
+func zero64(v []float32) bool { return zero(embedtest.Wide(v)) }
 
-// BenchmarkEmbed: texts per second on one core, short (8 words) and of
-// about 100 tokens, one at a time and in batches of 64.
+// BenchmarkEmbed: texts per second on one core.
 //
 //	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/glove
 func BenchmarkEmbed(b *testing.B) {
@@ -178,27 +153,5 @@ func BenchmarkEmbed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	short := "Do you remember the name of my dog?"
-	long := ""
-	for len(Words(long)) < 100 {
-		long += "We finally adopted a puppy from the shelter last weekend, and the kids have been walking him every evening. "
-	}
-	for _, tc := range []struct {
-		name  string
-		text  string
-		batch int
-	}{{"short/single", short, 1}, {"short/batch64", short, 64}, {"100tokens/single", long, 1}, {"100tokens/batch64", long, 64}} {
-		b.Run(tc.name, func(b *testing.B) {
-			texts := make([]string, tc.batch)
-			for i := range texts {
-				texts[i] = tc.text
-			}
-			for b.Loop() {
-				if _, err := e.Embed(b.Context(), texts); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N*tc.batch)/b.Elapsed().Seconds(), "texts/s")
-		})
-	}
+	embedtest.Bench(b, e, func(s string) int { return len(Words(s)) }, 64)
 }

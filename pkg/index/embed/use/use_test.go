@@ -2,10 +2,11 @@ package use
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/index/embed/embedtest"
 )
 
 type reference struct {
@@ -58,7 +59,7 @@ func TestVectorsMatchTheOriginal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := cosine(got[0], r.Vector); c < 0.9999 {
+		if c := embedtest.Cosine(got[0], r.Vector); c < 0.9999 {
 			t.Errorf("%q: cosine %.6f to the original's vector, want ≥ 0.9999", r.Text, c)
 		}
 	}
@@ -84,28 +85,13 @@ func TestBatchesMatchSingles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wide := make([]float64, len(alone[0]))
-		for j, v := range alone[0] {
-			wide[j] = float64(v)
-		}
-		if c := cosine(together[i], wide); c < 0.99999 {
+		if c := embedtest.Cosine(together[i], embedtest.Wide(alone[0])); c < 0.99999 {
 			t.Errorf("%q: cosine %.6f between its vector in a batch and alone", text, c)
 		}
 	}
 }
 
-func cosine(a []float32, b []float64) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * b[i]
-		na += float64(a[i]) * float64(a[i])
-		nb += b[i] * b[i]
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
-// BenchmarkEmbed: texts per second on one core, short (8 words) and of
-// about 100 pieces, one at a time and in batches of 16.
+// BenchmarkEmbed: texts per second on one core.
 //
 //	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/use
 func BenchmarkEmbed(b *testing.B) {
@@ -113,29 +99,7 @@ func BenchmarkEmbed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	short := "Do you remember the name of my dog?"
-	long := ""
-	for len(e.m.tok.encode(long)) < 100 {
-		long += "We finally adopted a puppy from the shelter last weekend, and the kids walk him every evening. "
-	}
-	for _, tc := range []struct {
-		name  string
-		text  string
-		batch int
-	}{{"short/single", short, 1}, {"short/batch16", short, 16}, {"100pieces/single", long, 1}, {"100pieces/batch16", long, 16}} {
-		b.Run(tc.name, func(b *testing.B) {
-			texts := make([]string, tc.batch)
-			for i := range texts {
-				texts[i] = tc.text
-			}
-			for b.Loop() {
-				if _, err := e.Embed(b.Context(), texts); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N*tc.batch)/b.Elapsed().Seconds(), "texts/s")
-		})
-	}
+	embedtest.Bench(b, e, func(s string) int { return len(e.m.tok.encode(s)) }, 16)
 }
 
 // Sentences that mean alike are near, in other words.
@@ -144,24 +108,9 @@ func TestNearInMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ text, near, far string }{
-		{"Do you remember my pets?", "My dog Rex loves the park", "Book a flight to Berlin"},
-		{"What does Anna do for a living?", "Anna works as a nurse at the hospital", "Anna bought a red bicycle"},
-		{"Are there foods she must avoid?", "I'm allergic to peanuts", "I'm reading a novel"},
-	} {
-		v, err := e.Embed(t.Context(), []string{tc.text, tc.near, tc.far})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wide := func(x []float32) []float64 {
-			out := make([]float64, len(x))
-			for i, f := range x {
-				out[i] = float64(f)
-			}
-			return out
-		}
-		if near, far := cosine(v[0], wide(v[1])), cosine(v[0], wide(v[2])); near <= far {
-			t.Errorf("%q: %.3f to %q, not nearer than %.3f to %q", tc.text, near, tc.near, far, tc.far)
-		}
-	}
+	embedtest.Near(t, e, []embedtest.Pair{
+		{Text: "Do you remember my pets?", Near: "My dog Rex loves the park", Far: "Book a flight to Berlin"},
+		{Text: "What does Anna do for a living?", Near: "Anna works as a nurse at the hospital", Far: "Anna bought a red bicycle"},
+		{Text: "Are there foods she must avoid?", Near: "I'm allergic to peanuts", Far: "I'm reading a novel"},
+	})
 }
