@@ -148,3 +148,42 @@ func TestAnAppendCostsOneRoundTripBeyondTheWrite(t *testing.T) {
 		}
 	}
 }
+
+// A replica that does not lead the feed still applies the deletions past
+// the cursor when it catches up, so a session deleted through it is gone
+// from the shared store at once; it leaves the appends to the leader.
+func TestAReplicaThatDoesNotLeadAppliesDeletions(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	store := &countingStore{Store: &memoryStore{vectors: flatStore{}, shards: map[Owner]*memoryShard{}}, calls: map[string]int{}}
+	idx, err := New(KindKeyword, store, nil, follower{NewMemoryPosition(), false}, WithSessions(sessions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"kept", "gone"} {
+		resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "zeppelin tickets for "+id)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Index(ctx, resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sessions.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	store.take()
+	if err := idx.CatchUp(ctx, sessions); err != nil {
+		t.Fatal(err)
+	}
+	if calls := store.take(); calls["Write"] != 0 || calls["DeleteSession"] != 1 {
+		t.Errorf("catching up without the lead made %v; want one DeleteSession and no write", calls)
+	}
+	found, err := idx.Search(ctx, &SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
+	if err != nil || len(found.Results) != 1 || found.Results[0].SessionID != "kept" {
+		t.Errorf("after the deletion: %+v, %v; want only the kept session", found, err)
+	}
+}
