@@ -50,11 +50,14 @@ func (x *Index) CatchUp(ctx context.Context, sessions session.Service) error {
 func (x *Index) follow(ctx context.Context, sessions session.Service, handle session.Session) error {
 	x.followMu.Lock()
 	defer x.followMu.Unlock()
+	if x.lane != nil {
+		defer x.lane.poke()
+	}
 	cursor, err := x.position.Cursor(ctx)
 	if err != nil {
 		return err
 	}
-	target := &storeTarget{x: x, w: x.store, skipIndexed: true}
+	target := &storeTarget{x: x, w: x.store, skipIndexed: true, termsOnly: x.lane != nil}
 	var upTo int64
 	if handle != nil {
 		var done bool
@@ -173,6 +176,7 @@ type storeTarget struct {
 	x           *Index
 	w           StoreWriter
 	skipIndexed bool
+	termsOnly   bool // vectors come later, from the lane
 	kept        map[Owner]map[[2]string]bool // what a scoped rebuild wrote, per owner
 }
 
@@ -191,7 +195,7 @@ func (t *storeTarget) addSession(ctx context.Context, o Owner, sessionID string,
 			return err
 		}
 	}
-	return t.x.writeSkipping(ctx, t.w, o, docs)
+	return t.x.writeSkipping(ctx, t.w, o, docs, !t.termsOnly)
 }
 
 func (t *storeTarget) clearSession(ctx context.Context, o Owner, sessionID string) error {

@@ -63,6 +63,8 @@ type Index struct {
 	floor    atomic.Int64 // the feed is applied up to here, as this process last saw it
 	leads    atomic.Bool  // this process led the feed when it last asked
 
+	lane *vectorLane // embeds in the background; nil when documents are embedded as they are written
+
 	skips skipLog
 }
 
@@ -93,6 +95,16 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 	x := &Index{kind: kind, store: store, embedder: e, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
 	x.local, _ = store.(*memoryStore)
 	x.leads.Store(x.local != nil) // the process always leads its own store
+	if o.background && kind == KindHybrid && o.sessions != nil {
+		at := o.vectorsAt
+		switch {
+		case x.local != nil:
+			at = memoryCursor{x.local, true}
+		case at == nil:
+			at = NewMemoryPosition()
+		}
+		x.lane = newVectorLane(at, o.vectorLag)
+	}
 	return x, nil
 }
 
@@ -117,6 +129,9 @@ func (x *Index) Start(ctx context.Context) error {
 		if x.opts.sessions == nil {
 			return nil
 		}
+		if x.lane != nil {
+			x.startLane()
+		}
 		return x.follow(ctx, x.opts.sessions, nil)
 	}
 	ctx, cancel := context.WithTimeout(ctx, startProbe)
@@ -128,6 +143,9 @@ func (x *Index) Start(ctx context.Context) error {
 		x.logger().Warn("index: the store does not answer yet; searches fail until it does, and every call asks again", "store", x.store.Name(), "error", err)
 	} else if err := x.staleness(); err != nil {
 		x.logger().Warn("index: the store's collection was built differently; searches fail until `hector index rebuild`", "store", x.store.Name(), "error", err)
+	}
+	if x.lane != nil {
+		x.startLane()
 	}
 	return nil
 }
@@ -295,7 +313,12 @@ func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) er
 // Close releases the feed lease and the store's connections; an index in
 // process saves its snapshot.
 func (x *Index) Close() error {
-	return errors.Join(x.position.Close(), x.store.Close())
+	var closeLane error
+	if x.lane != nil {
+		x.lane.close()
+		closeLane = x.lane.position.Close()
+	}
+	return errors.Join(closeLane, x.position.Close(), x.store.Close())
 }
 
 // validateOwner checks the (app, user) every search and write is scoped to.

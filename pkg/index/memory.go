@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hectormem/hector/pkg/index/embed"
@@ -38,7 +39,7 @@ func newInProcess(kind Kind, e embed.Embedder, opts []Option) (*Index, error) {
 	if o.snapshotPath != "" {
 		m.file = &snapshotFile{path: o.snapshotPath}
 	}
-	return New(kind, m, e, memoryCursor{m}, opts...)
+	return New(kind, m, e, memoryCursor{m: m}, opts...)
 }
 
 func vectorStoreOf(o options) vectorStore {
@@ -63,7 +64,8 @@ type memoryStore struct {
 	dims        int    // and vectors of this many dimensions
 	fingerprint string // how the documents were made; "" while it holds none
 	stale       bool   // the snapshot was made another way and is not read (nor overwritten)
-	cursor      int64
+	cursor      int64  // the change feed is applied up to here
+	embedded    int64  // and embedded in the background up to here
 	shards      map[Owner]*memoryShard
 }
 
@@ -161,7 +163,7 @@ func (m *memoryStore) Write(ctx context.Context, o Owner, docs []StoredDoc) erro
 
 func (sh *memoryShard) write(ctx context.Context, docs []StoredDoc) error {
 	if sh.vector != nil { // the one that can fail goes first
-		if err := sh.vector.upsert(ctx, docs); err != nil {
+		if err := sh.vector.upsert(ctx, withVectors(docs)); err != nil {
 			return err
 		}
 	}
@@ -169,6 +171,16 @@ func (sh *memoryShard) write(ctx context.Context, docs []StoredDoc) error {
 		sh.keyword.add(docs)
 	}
 	return nil
+}
+
+// withVectors returns the docs that have a vector: a hybrid index that
+// embeds in the background writes its documents first without one.
+func withVectors(docs []StoredDoc) []StoredDoc {
+	none := func(d StoredDoc) bool { return d.Vector == nil }
+	if !slices.ContainsFunc(docs, none) {
+		return docs
+	}
+	return slices.DeleteFunc(slices.Clone(docs), none)
 }
 
 func (m *memoryStore) DeleteSession(ctx context.Context, o Owner, sessionID string) error {
@@ -273,26 +285,37 @@ func (b *memoryBuild) Commit(context.Context) error {
 
 func (b *memoryBuild) Abort(context.Context) error { return nil }
 
-// memoryCursor is the in-process store's Position: its process always
-// leads, and the cursor is saved in the snapshot with the documents it
-// stands for.
-type memoryCursor struct{ m *memoryStore }
+// memoryCursor is the in-process store's Position (or, with vectors set,
+// its background vectors' position): its process always leads, and the
+// cursor is saved in the snapshot with the documents it stands for.
+type memoryCursor struct {
+	m       *memoryStore
+	vectors bool
+}
 
 func (memoryCursor) Lead(context.Context) (bool, error) { return true, nil }
+
+// at is the cursor; callers hold m.mu.
+func (c memoryCursor) at() *int64 {
+	if c.vectors {
+		return &c.m.embedded
+	}
+	return &c.m.cursor
+}
 
 func (c memoryCursor) Cursor(context.Context) (int64, error) {
 	c.m.mu.RLock()
 	defer c.m.mu.RUnlock()
-	return c.m.cursor, nil
+	return *c.at(), nil
 }
 
 func (c memoryCursor) Advance(_ context.Context, from, to int64) (bool, error) {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
-	if c.m.cursor != from {
+	if *c.at() != from {
 		return false, nil
 	}
-	c.m.cursor = to
+	*c.at() = to
 	return true, nil
 }
 
@@ -300,8 +323,11 @@ func (c memoryCursor) Advance(_ context.Context, from, to int64) (bool, error) {
 // finds the rebuilt documents and not the old ones.
 func (c memoryCursor) Rewind(_ context.Context, to int64) error {
 	c.m.mu.Lock()
-	c.m.cursor = min(c.m.cursor, to)
+	*c.at() = min(*c.at(), to)
 	c.m.mu.Unlock()
+	if c.vectors {
+		return nil // saved with the documents' cursor, which a rebuild rewinds next
+	}
 	return c.m.save()
 }
 
@@ -315,7 +341,7 @@ func (m *memoryStore) save() error {
 		return nil
 	}
 	m.mu.RLock()
-	snap := &snapshot{Fingerprint: m.fingerprint, Cursor: m.cursor, Terms: m.terms, Dims: m.dims}
+	snap := &snapshot{Fingerprint: m.fingerprint, Cursor: m.cursor, VectorLag: max(m.cursor-m.embedded, 0), Terms: m.terms, Dims: m.dims}
 	shards := make(map[Owner]*memoryShard, len(m.shards))
 	for o, sh := range m.shards {
 		shards[o] = sh
@@ -381,5 +407,6 @@ func (m *memoryStore) load(want string) error {
 		shards[Owner{own.App, own.User}] = sh
 	}
 	m.shards, m.cursor, m.fingerprint, m.terms, m.dims = shards, s.Cursor, s.Fingerprint, s.Terms, s.Dims
+	m.embedded = s.Cursor - s.VectorLag
 	return nil
 }

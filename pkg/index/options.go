@@ -17,6 +17,9 @@ type options struct {
 	progress     func(Progress)
 	stem         bool
 	chromem      bool
+	background   bool
+	vectorLag    int64
+	vectorsAt    Position
 }
 
 // WithExtraction chooses which events are indexed (default: the text of every message, not tool results nor summaries).
@@ -51,6 +54,31 @@ func WithStemming(on bool) Option { return func(o *options) { o.stem = on } }
 // (BenchmarkVectorStores). An index saved with one must be rebuilt to use
 // the other.
 func WithChromem() Option { return func(o *options) { o.chromem = true } }
+
+// WithBackgroundVectors embeds a hybrid index's documents after they are
+// written, in the process that follows the change feed, so that an append
+// does not wait on a slow embedder: each document is written with its
+// keyword terms at once (a search finds it by its words right away) and
+// gets its vector shortly after. An append waits only when vectors lag more
+// than maxLag changes behind (DefaultVectorLag when 0). It needs
+// WithSessions (the feed is how the embedding resumes after a restart);
+// without it, or for another kind of index, documents are embedded as they
+// are written.
+func WithBackgroundVectors(maxLag int) Option {
+	return func(o *options) {
+		o.background = true
+		o.vectorLag = int64(maxLag)
+		if maxLag <= 0 {
+			o.vectorLag = DefaultVectorLag
+		}
+	}
+}
+
+// WithVectorPosition keeps how far along the change feed an external
+// index's background vectors are (NewMemoryPosition when not given; an
+// index in process keeps it in its snapshot). Its lease is not used: the
+// process that leads the index's own position embeds.
+func WithVectorPosition(p Position) Option { return func(o *options) { o.vectorsAt = p } }
 
 // log is where the index logs.
 func (o options) log() *slog.Logger {

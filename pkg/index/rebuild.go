@@ -191,7 +191,9 @@ func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error 
 	if err != nil {
 		return rebuildFailed(ctx, err)
 	}
-	r := newReplay(ctx, x.opts.extract, &storeTarget{x: x, w: b}, x.opts.progress)
+	// With background vectors the rebuild writes terms, which is quick, and
+	// the lane embeds everything again from the start of the feed.
+	r := newReplay(ctx, x.opts.extract, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
 	cursor, err := r.feed(ctx, sessions, "")
 	if err == nil {
 		err = b.Commit(ctx)
@@ -207,6 +209,12 @@ func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error 
 	x.mu.Unlock()
 	// Appends after cursor may have gone to the old collection: the
 	// follower applies them to the new one from there.
+	if x.lane != nil {
+		if err := x.lane.position.Rewind(ctx, 0); err != nil {
+			return fmt.Errorf("index: the rebuild is live but its vectors' cursor could not be saved: %w", err)
+		}
+		x.lane.publish(0)
+	}
 	if err := x.position.Rewind(ctx, cursor); err != nil {
 		return fmt.Errorf("index: the rebuild is live but its cursor could not be saved: %w", err)
 	}

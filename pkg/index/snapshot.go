@@ -24,9 +24,13 @@ const olderSnapshotMagic = "HECTOR-INDEX-1\n"
 type snapshot struct {
 	Fingerprint string
 	Cursor      int64
-	Terms       bool
-	Dims        int
-	Owners      []ownerSnapshot
+	// VectorLag is how far behind Cursor background vectors are: a
+	// difference, so that a snapshot without it (vectors written with the
+	// terms) reads as none.
+	VectorLag int64
+	Terms     bool
+	Dims      int
+	Owners    []ownerSnapshot
 }
 
 type ownerSnapshot struct {

@@ -36,10 +36,16 @@ func (x *Index) Index(ctx context.Context, s session.Session) error {
 	if newest > 0 && newest <= x.floor.Load() {
 		return nil
 	}
-	if x.opts.sessions != nil && newest > 0 && x.leads.Load() {
-		return x.follow(ctx, x.opts.sessions, s)
+	if x.opts.sessions == nil || newest == 0 || !x.leads.Load() {
+		return x.writeNewest(ctx, s)
 	}
-	return x.writeNewest(ctx, s)
+	if err := x.follow(ctx, x.opts.sessions, s); err != nil {
+		return err
+	}
+	if x.lane != nil { // a burst is taken at keyword speed, a sustained rate the embedder cannot keep up with is not
+		return x.lane.await(ctx, newest-x.lane.limit)
+	}
+	return nil
 }
 
 // writeNewest writes the handle's events past the feed cursor that the
@@ -102,9 +108,10 @@ func (x *Index) missing(ctx context.Context, o Owner, sessionID string, docs []D
 	return out, nil
 }
 
-// write tokenizes and embeds docs and writes them to w.
+// write tokenizes docs, embeds them unless vectors come later, and writes
+// them to w.
 func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
-	stored, err := x.prepare(ctx, docs)
+	stored, err := x.prepare(ctx, docs, x.lane == nil)
 	if err != nil || len(stored) == 0 {
 		return err
 	}
@@ -127,12 +134,19 @@ func (x *Index) failed(ctx context.Context, doing string, err error) error {
 // refuses while it answers is skipped, recorded and logged: the follower and
 // a rebuild must go on past one bad document rather than stall for every
 // user. A store that does not answer stops it, to be tried again.
-func (x *Index) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
-	stored, err := x.prepare(ctx, docs)
-	if err != nil || len(stored) == 0 {
+func (x *Index) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document, vectors bool) error {
+	stored, err := x.prepare(ctx, docs, vectors)
+	if err != nil {
 		return err
 	}
-	err = w.Write(ctx, o, stored)
+	return x.writeStoredSkipping(ctx, w, o, stored)
+}
+
+func (x *Index) writeStoredSkipping(ctx context.Context, w StoreWriter, o Owner, stored []StoredDoc) error {
+	if len(stored) == 0 {
+		return nil
+	}
+	err := w.Write(ctx, o, stored)
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -164,8 +178,8 @@ func (x *Index) skip(o Owner, d Document, err error) {
 // Skipped reports the documents the store refused and the follower skipped.
 func (x *Index) Skipped() Skips { return x.skips.report() }
 
-// prepare tokenizes and embeds docs.
-func (x *Index) prepare(ctx context.Context, docs []Document) ([]StoredDoc, error) {
+// prepare tokenizes docs, and embeds them when vectors is set.
+func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool) ([]StoredDoc, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
@@ -178,7 +192,7 @@ func (x *Index) prepare(ctx context.Context, docs []Document) ([]StoredDoc, erro
 			stored[i].Terms = x.tok.Tokens(d.searchedText())
 		}
 	}
-	if x.embedder != nil {
+	if x.embedder != nil && vectors {
 		vecs, err := x.embedder.Embed(ctx, texts)
 		if err != nil {
 			return nil, fmt.Errorf("index: embedding: %w", err)

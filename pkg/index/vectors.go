@@ -1,0 +1,277 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// DefaultVectorLag is how many changes background vectors may lag behind
+// the keyword terms before an append waits for them: a burst of appends is
+// taken at keyword speed, a sustained rate above the embedder's is not.
+const DefaultVectorLag = 1000
+
+// vectorLane embeds a hybrid index's documents in the background (see
+// WithBackgroundVectors). It follows the change feed behind the keyword
+// terms, with a cursor of its own, and writes each document again with its
+// vector. It runs in the process that leads the feed, and only writes a
+// document the store still holds: one deleted meanwhile stays deleted.
+type vectorLane struct {
+	position Position
+	limit    int64
+	wake     chan struct{} // the terms moved on
+
+	mu      sync.Mutex
+	done    int64         // vectors are written up to this change, as last seen
+	changed chan struct{} // closed when done moves
+
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+func newVectorLane(position Position, limit int64) *vectorLane {
+	return &vectorLane{position: position, limit: limit, wake: make(chan struct{}, 1), changed: make(chan struct{})}
+}
+
+// laneBatch is how many changes the lane embeds at a time: its cursor, and
+// so what a restart embeds again, moves on after each batch.
+const laneBatch = 32
+
+// laneIdle is how often an idle lane looks at the feed: another replica's
+// appends reach it through the follower, without waking it.
+const laneIdle = 2 * time.Second
+
+// poke tells the lane the terms moved on.
+func (l *vectorLane) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (l *vectorLane) publish(done int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if done != l.done {
+		l.done = done
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
+}
+
+// await waits until vectors are written up to cursor, if the lane runs.
+func (l *vectorLane) await(ctx context.Context, cursor int64) error {
+	if l.stop == nil {
+		return nil
+	}
+	for {
+		l.mu.Lock()
+		done, changed := l.done, l.changed
+		l.mu.Unlock()
+		if done >= cursor {
+			return nil
+		}
+		l.poke()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("index: waiting for vectors to catch up (they lag more than %d changes behind): %w", l.limit, ctx.Err())
+		}
+	}
+}
+
+// startLane runs the lane until Close.
+func (x *Index) startLane() {
+	l := x.lane
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stop, l.stopped = cancel, make(chan struct{})
+	go func() {
+		defer close(l.stopped)
+		t := time.NewTicker(laneIdle)
+		defer t.Stop()
+		logged := time.Now()
+		for {
+			more, err := x.embedBehind(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				x.logger().Warn("index: embedding in the background failed; trying again", "error", err)
+			case more:
+				if time.Since(logged) > progressEvery {
+					x.logger().Info("index: embedding in the background", "vectors_at", l.cursor())
+					logged = time.Now()
+				}
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.wake:
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (l *vectorLane) cursor() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done
+}
+
+func (l *vectorLane) close() {
+	if l.stop != nil {
+		l.stop()
+		<-l.stopped
+	}
+}
+
+// embedBehind embeds one batch of the documents whose terms are written and
+// whose vectors are not, and reports whether there are more.
+func (x *Index) embedBehind(ctx context.Context) (bool, error) {
+	l := x.lane
+	from, err := l.position.Cursor(ctx)
+	if err != nil {
+		return false, err
+	}
+	l.publish(from)
+	if !x.leads.Load() {
+		return false, nil
+	}
+	terms, err := x.position.Cursor(ctx)
+	if err != nil || from >= terms {
+		return false, err
+	}
+	resp, err := x.opts.sessions.Changes(ctx, &session.ChangesRequest{After: from, Limit: laneBatch})
+	if err != nil {
+		return false, fmt.Errorf("index: reading the change feed: %w", err)
+	}
+	// Up to the terms, or to the end of a full page short of them.
+	upTo, changes := terms, resp.Changes
+	for i, ch := range changes {
+		if ch.Cursor > terms {
+			changes = changes[:i]
+			break
+		}
+	}
+	if len(changes) == laneBatch && resp.Cursor < terms {
+		upTo = resp.Cursor
+	}
+	var batch vectorBatch
+	// Deletions are the keyword follower's, which has applied them: the
+	// lane stays behind it.
+	if err := applyChanges(ctx, x.opts.extract, changes, &batch); err != nil {
+		return false, err
+	}
+	if err := x.writeVectors(ctx, batch); err != nil {
+		return false, err
+	}
+	moved, err := l.position.Advance(ctx, from, upTo)
+	if err != nil || !moved { // a rebuild rewound it meanwhile: go on from there
+		return !moved, err
+	}
+	l.publish(upTo)
+	return upTo < terms, nil
+}
+
+// vectorBatch collects the documents a page of changes holds, per session.
+type vectorBatch []sessionDocs
+
+type sessionDocs struct {
+	owner     Owner
+	sessionID string
+	docs      []Document
+}
+
+func (b *vectorBatch) addSession(_ context.Context, o Owner, sessionID string, docs []Document) error {
+	if len(docs) > 0 {
+		*b = append(*b, sessionDocs{o, sessionID, docs})
+	}
+	return nil
+}
+
+func (b *vectorBatch) clearSession(context.Context, Owner, string) error { return nil }
+
+// writeVectors embeds the batch at once, then writes each document the
+// store still holds again, with its terms and its vector. The writes hold
+// the follower's lock, so a deletion the follower applies is never undone.
+func (x *Index) writeVectors(ctx context.Context, batch vectorBatch) error {
+	var all []Document
+	for _, s := range batch {
+		all = append(all, s.docs...)
+	}
+	stored, err := x.prepare(ctx, all, true)
+	if err != nil {
+		return err
+	}
+	x.followMu.Lock()
+	defer x.followMu.Unlock()
+	for _, s := range batch {
+		docs := stored[:len(s.docs)]
+		stored = stored[len(s.docs):]
+		present, err := x.present(ctx, s.owner, s.sessionID, docs)
+		if err != nil {
+			return err
+		}
+		if err := x.writeStoredSkipping(ctx, x.store, s.owner, present); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present returns the docs the store holds.
+func (x *Index) present(ctx context.Context, o Owner, sessionID string, docs []StoredDoc) ([]StoredDoc, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.EventID
+	}
+	absent, err := x.store.Missing(ctx, o, sessionID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("index: asking %s what is indexed: %w", x.store.Name(), err)
+	}
+	gone := make(map[string]bool, len(absent))
+	for _, id := range absent {
+		gone[id] = true
+	}
+	out := docs[:0:0]
+	for _, d := range docs {
+		if !gone[d.EventID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// AwaitVectors waits until every document written so far has its vector:
+// at once when vectors are not embedded in the background.
+func (x *Index) AwaitVectors(ctx context.Context) error {
+	if x.lane == nil {
+		return nil
+	}
+	terms, err := x.position.Cursor(ctx)
+	if err != nil {
+		return err
+	}
+	if !x.leads.Load() {
+		return errors.New("index: another replica embeds in the background")
+	}
+	return x.lane.await(ctx, terms)
+}
+
+// VectorCursor is how far along the change feed vectors are written, and
+// whether they are embedded in the background (when not, they are written
+// with the terms, and the cursor is the index's own).
+func (x *Index) VectorCursor(ctx context.Context) (int64, bool, error) {
+	if x.lane == nil {
+		c, err := x.position.Cursor(ctx)
+		return c, false, err
+	}
+	c, err := x.lane.position.Cursor(ctx)
+	return c, true, err
+}
