@@ -35,6 +35,9 @@ func RunStore(t *testing.T, newStore StoreFactory, kinds ...index.Kind) {
 	for _, kind := range kinds {
 		t.Run("RefusedDocumentIsSkipped/"+string(kind), func(t *testing.T) { testRefusedDocument(t, newStore, kind) })
 	}
+	if slices.Contains(kinds, index.KindHybrid) {
+		t.Run("BackgroundVectors", func(t *testing.T) { testBackgroundVectors(t, newStore) })
+	}
 	if kind := kinds[len(kinds)-1]; kind != index.KindKeyword {
 		t.Run("BuiltinEmbedder", func(t *testing.T) { testBuiltinEmbedder(t, newStore, kind) })
 	}
@@ -76,6 +79,69 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	if got.All.Recall5 < want.All.Recall5-0.02 {
 		t.Errorf("recall@5 %.3f, more than 0.02 below in process (%.3f)", got.All.Recall5, want.All.Recall5)
 	}
+}
+
+// A hybrid index that embeds in the background writes each document with
+// its terms first and its vector later: the store keeps a document without
+// a vector, finds it by its words, and takes its vector when it comes, also
+// after a full rebuild (which writes terms, and leaves the vectors to the
+// lane).
+func testBackgroundVectors(t *testing.T, newStore StoreFactory) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	var idx *index.Index
+	t.Cleanup(func() { // after the store's own clean-up: Close stops the lane and closes the store
+		if idx != nil {
+			idx.Close()
+		}
+	})
+	idx, err := index.New(index.KindHybrid, newStore(t, ""), Hash(t, 64), nil,
+		index.WithSessions(sessions), index.WithBackgroundVectors(100), index.WithStemming(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bothSignals := func(when string, sessionIDs ...string) {
+		t.Helper()
+		if err := idx.AwaitVectors(ctx); err != nil {
+			t.Fatal(err)
+		}
+		found, err := idx.Search(ctx, &index.SearchRequest{Query: "zeppelin", AppName: "app", UserID: "u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range found.Results {
+			if r.Signals["keyword"].Rank == 0 || r.Signals["vector"].Rank == 0 {
+				t.Errorf("%s: %s found by %v; want both signals", when, r.SessionID, r.Signals)
+			}
+			got = append(got, r.SessionID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, sessionIDs) {
+			t.Errorf("%s: found %v; want %v", when, got, sessionIDs)
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		s := appendText(t, sessions, "app", "u", id, "the zeppelin leaves at noon from pier "+id)
+		if err := idx.Index(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		found, err := idx.Search(ctx, &index.SearchRequest{Query: "zeppelin pier " + id, AppName: "app", UserID: "u"})
+		if err != nil || len(found.Results) == 0 || found.Results[0].SessionID != id || found.Results[0].Signals["keyword"].Rank == 0 {
+			t.Fatalf("right after appending %s: %+v, %v; want it first, by its words", id, found, err)
+		}
+	}
+	bothSignals("after the lane caught up", "a", "b")
+	if err := idx.Rebuild(ctx, sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if vectors, _, err := idx.VectorCursor(ctx); err != nil || vectors != 0 {
+		t.Fatalf("after a full rebuild vectors are at %d, %v; want 0 (the lane embeds everything again)", vectors, err)
+	}
+	bothSignals("after a full rebuild", "a", "b")
 }
 
 // Hash returns the hash embedder with dims dimensions (0: its default).
