@@ -184,11 +184,12 @@ type GatewaySearch struct {
 
 // IndexStatus defines model for IndexStatus.
 type IndexStatus struct {
-	Error   *string        `json:"error,omitempty"`
-	Lag     *int           `json:"lag,omitempty"`
-	Rebuild *RebuildStatus `json:"rebuild,omitempty"`
-	Store   *string        `json:"store,omitempty"`
-	Type    *string        `json:"type,omitempty"`
+	Error     *string        `json:"error,omitempty"`
+	Lag       *int           `json:"lag,omitempty"`
+	Rebuild   *RebuildStatus `json:"rebuild,omitempty"`
+	Store     *string        `json:"store,omitempty"`
+	Type      *string        `json:"type,omitempty"`
+	VectorLag *int           `json:"vector_lag,omitempty"`
 }
 
 // Message defines model for Message.

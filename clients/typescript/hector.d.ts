@@ -624,6 +624,7 @@ export interface components {
             rebuild?: components["schemas"]["RebuildStatus"];
             store?: string;
             type?: string;
+            vector_lag?: number;
         };
         Message: {
             parts: {

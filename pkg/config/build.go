@@ -197,6 +197,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 		}
 	}
 	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stems())}
+	if srv.Index.Vectors == "background" {
+		opts = append(opts, index.WithBackgroundVectors(srv.Index.MaxVectorLag))
+	}
 	if srv.Index.Store == "chromem" {
 		opts = append(opts, index.WithChromem())
 	}
@@ -244,8 +247,16 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 		if err != nil {
 			return nil, err
 		}
-		if pos, err = position.NewSQL(ctx, db, indexStores[cfg.Server.Index.Store].feed(cfg.Server.Index)); err != nil {
+		feed := indexStores[cfg.Server.Index.Store].feed(cfg.Server.Index)
+		if pos, err = position.NewSQL(ctx, db, feed); err != nil {
 			return nil, err
+		}
+		if cfg.Server.Index.Vectors == "background" {
+			vectors, err := position.NewSQL(ctx, db, feed+"#vectors")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, index.WithVectorPosition(vectors))
 		}
 	}
 	idx, err := index.New(cfg.Server.Index.Type, store, e, pos, opts...)

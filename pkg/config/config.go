@@ -185,6 +185,17 @@ type Index struct {
 	// Stemming reduces English words to their stems for keyword search,
 	// so "running" finds "runs" (default true; false turns it off).
 	Stemming *bool `yaml:"stemming"`
+	// Vectors says when a hybrid index embeds its documents: "inline", as
+	// they are written, or "background", after, in the process that follows
+	// the change feed, so that an append never waits on a slow embedder: a
+	// document is found by its words at once and by its meaning shortly
+	// after (default: background for the sentence encoder and embedding
+	// APIs, inline for the static word vectors and hash, which take
+	// microseconds).
+	Vectors string `yaml:"vectors"`
+	// MaxVectorLag is how many changes background vectors may lag behind
+	// before an append waits for them (default 1000).
+	MaxVectorLag int `yaml:"max_vector_lag"`
 	// Persist keeps an in-process index in a snapshot under the data
 	// directory (default true).
 	Persist  *bool    `yaml:"persist"`

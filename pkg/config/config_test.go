@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/pkg/index"
 )
 
 func TestZeroConfig(t *testing.T) {
@@ -115,6 +117,39 @@ func TestStemmingIsOnUnlessTurnedOff(t *testing.T) {
 		}
 		if got := *c.Server.Index.Stemming; got != want {
 			t.Errorf("%q: stemming %v, want %v", yaml, got, want)
+		}
+	}
+}
+
+// A hybrid index embeds in the background when its embedder is slow (the
+// sentence encoder, an API), as its documents are written when it is fast;
+// a file may say either, except background for an index that is not hybrid.
+func TestVectorsInBackgroundWhenTheEmbedderIsSlow(t *testing.T) {
+	api := "embedders:\n  api: {type: openai, base_url: http://127.0.0.1:1/v1, model: m, dimensions: 8}\n"
+	for yaml, want := range map[string]string{
+		"server:\n  index: {type: hybrid, embedder: use-lite}\n":                   "background",
+		"server:\n  index: {type: hybrid, embedder: glove}\n":                      "inline",
+		api + "server:\n  index: {type: hybrid, embedder: api}\n":                  "background",
+		api + "server:\n  index: {type: vector, embedder: api}\n":                  "inline",
+		"server:\n  index: {type: hybrid, embedder: use-lite, vectors: inline}\n":  "inline",
+		"server:\n  index: {type: hybrid, embedder: glove, vectors: background}\n": "background",
+		"server:\n  index: {type: keyword}\n":                                      "inline",
+	} {
+		c, err := Parse("t.yaml", []byte(yaml), Overrides{})
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if got := c.Server.Index.Vectors; got != want || c.Server.Index.MaxVectorLag != index.DefaultVectorLag {
+			t.Errorf("%q: vectors %q (lag %d), want %q", yaml, got, c.Server.Index.MaxVectorLag, want)
+		}
+	}
+	for yaml, want := range map[string]string{
+		"server:\n  index: {type: vector, embedder: use-lite, vectors: background}\n": "background vectors are for a hybrid index",
+		"server:\n  index: {vectors: later}\n":                                        `"later" is not one of inline, background`,
+		"server:\n  index: {max_vector_lag: -1}\n":                                    "server.index.max_vector_lag: -1 is negative",
+	} {
+		if _, err := Parse("t.yaml", []byte(yaml), Overrides{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want an error saying %q", yaml, err, want)
 		}
 	}
 }

@@ -111,6 +111,15 @@ func (i *Index) applyDefaults(c *Config) {
 			c.Embedders[i.Embedder] = Embedder{Type: "builtin", Model: model}
 		}
 	}
+	if i.Vectors == "" {
+		i.Vectors = "inline"
+		if e := c.Embedders[i.Embedder]; i.Type == index.KindHybrid && !e.fast() {
+			i.Vectors = "background"
+		}
+	}
+	if i.MaxVectorLag == 0 {
+		i.MaxVectorLag = index.DefaultVectorLag
+	}
 }
 
 func (a *Artifacts) applyDefaults(s *Server) {

@@ -16,6 +16,13 @@ var builtinModels = map[string]string{"builtin": "glove", "glove": "glove", "use
 // builtinDimensions are the built-in models' vector lengths.
 var builtinDimensions = map[string]int{"glove": glove.Dimensions, "use-lite": use.Dimensions}
 
+// fast reports whether the embedder takes microseconds per text, so that an
+// append may as well wait for it: hash and the static word vectors, not a
+// transformer nor an API (nor an embedder that is not defined).
+func (e Embedder) fast() bool {
+	return e.Type == "hash" || e.Type == "builtin" && e.Model == "glove"
+}
+
 // BuildEmbedder makes the embedder an embedders entry describes.
 func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}

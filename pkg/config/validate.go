@@ -219,6 +219,13 @@ func (i Index) validate(c *checker, cfg *Config, embedders []string) {
 	if i.Type != index.KindKeyword {
 		c.ref("server.index.embedder", i.Embedder, embedders)
 	}
+	c.oneOf("server.index.vectors", i.Vectors, "inline", "background")
+	if i.Vectors == "background" && i.Type != index.KindHybrid {
+		c.add("server.index.vectors", "a %s index embeds its documents as they are written: background vectors are for a hybrid index, whose keyword terms find a document until its vector comes", i.Type)
+	}
+	if i.MaxVectorLag < 0 {
+		c.add("server.index.max_vector_lag", "%d is negative: say how many changes vectors may lag behind (default %d)", i.MaxVectorLag, index.DefaultVectorLag)
+	}
 	store, known := indexStores[i.Store]
 	switch {
 	case !known:

@@ -31,6 +31,9 @@ type Live interface {
 	CatchUp(ctx context.Context, sessions session.Service) error
 	// Cursor is how far along the change feed the index is.
 	Cursor(ctx context.Context) (int64, error)
+	// VectorCursor is how far along the change feed the vectors are, and
+	// whether they are embedded in the background, behind the terms.
+	VectorCursor(ctx context.Context) (cursor int64, background bool, err error)
 	// Ready reports whether the index can be searched and written.
 	Ready(ctx context.Context) error
 	// Skipped reports the documents the store refused, which the index

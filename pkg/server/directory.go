@@ -47,11 +47,15 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 }
 
 // indexStatus describes the search index: its type, where it lives, how
-// far behind the change feed it is, and the latest rebuild.
+// far behind the change feed it is (its vectors too, when they are
+// embedded in the background), and the latest rebuild.
 func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	out := map[string]any{"type": s.cfg.Server.Index.Type, "store": s.indexLocation()}
 	if lag, err := indexLag(r.Context(), s.svcs); err == nil {
-		out["lag"] = lag
+		out["lag"] = lag.terms
+		if lag.background {
+			out["vector_lag"] = lag.vectors
+		}
 	}
 	if err := s.svcs.Index.Ready(r.Context()); err != nil {
 		out["error"] = err.Error()

@@ -65,21 +65,30 @@ func newMetrics(svcs *config.Services) *metrics {
 			Name: "hector_search_duration_seconds", Help: "Latency of one memory search.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}),
 	}
-	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "hector_index_lag_changes", Help: "How many change-feed entries the index has not applied yet.",
-	}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		lag, err := indexLag(ctx, svcs)
-		if err != nil {
-			return -1
+	lag := func(vectors bool) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			l, err := indexLag(ctx, svcs)
+			switch {
+			case err != nil:
+				return -1
+			case vectors:
+				return float64(l.vectors)
+			}
+			return float64(l.terms)
 		}
-		return float64(lag)
-	})
+	}
+	termsLag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hector_index_lag_changes", Help: "How many change-feed entries the index has not applied yet.",
+	}, lag(false))
+	vectorLag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hector_index_vector_lag_changes", Help: "How many change-feed entries have no vectors yet: as many as hector_index_lag_changes unless vectors are embedded in the background.",
+	}, lag(true))
 	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "hector_index_skipped_documents_total", Help: "Documents the index store refused, which the index went on without (GET /v1/index names them).",
 	}, func() float64 { return float64(svcs.Index.Skipped().Total) })
-	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, lag, skipped,
+	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, termsLag, vectorLag, skipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -93,15 +102,25 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// indexLag is how many change-feed entries the index has not applied yet.
-func indexLag(ctx context.Context, svcs *config.Services) (int64, error) {
+// lags is how many change-feed entries the index has not applied yet, and
+// how many have no vectors yet.
+type lags struct {
+	terms, vectors int64
+	background     bool // vectors are embedded after the terms
+}
+
+func indexLag(ctx context.Context, svcs *config.Services) (lags, error) {
 	cursor, err := svcs.Index.Cursor(ctx)
 	if err != nil {
-		return 0, err
+		return lags{}, err
+	}
+	vectors, background, err := svcs.Index.VectorCursor(ctx)
+	if err != nil {
+		return lags{}, err
 	}
 	resp, err := svcs.Sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
 	if err != nil {
-		return 0, err
+		return lags{}, err
 	}
-	return resp.Head - cursor, nil
+	return lags{terms: resp.Head - cursor, vectors: resp.Head - vectors, background: background}, nil
 }

@@ -152,6 +152,6 @@ var schemas = map[string]any{
 		"events": array(ref("Event")), "metadata": anyObj}),
 	"Whoami":        obj(map[string]any{"name": str, "role": str, "app": str, "user": str, "approver": map[string]any{"type": "boolean"}}),
 	"UserList":      obj(map[string]any{"users": array(obj(map[string]any{"app": str, "user": str, "sessions": num, "last_update_time": str})), "next_page_token": str}),
-	"IndexStatus":   obj(map[string]any{"type": str, "store": str, "lag": num, "error": str, "rebuild": ref("RebuildStatus")}),
+	"IndexStatus":   obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus")}),
 	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
 }
