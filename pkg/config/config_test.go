@@ -154,30 +154,24 @@ func TestVectorsInBackgroundWhenTheEmbedderIsSlow(t *testing.T) {
 	}
 }
 
-// A built-in embedder needs no entry of its own: naming it is enough.
+// A built-in embedder needs no entry of its own: naming it is enough, and
+// "builtin" names the sentence encoder.
 func TestBuiltinEmbedderByName(t *testing.T) {
-	for _, name := range []string{"builtin", "glove"} {
+	for name, want := range map[string]string{"builtin": "use-lite/v1/512", "use-lite": "use-lite/v1/512", "glove": "glove-6b/v1/100"} {
 		c, err := Parse("t.yaml", []byte("server:\n  index: {type: hybrid, embedder: "+name+"}\n"), Overrides{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if e := c.Embedders[name]; e.Type != "builtin" || e.Model != "glove" {
-			t.Errorf("%s: embedders = %+v, want the built-in glove", name, c.Embedders)
+		if e := c.Embedders[name]; e.Type != "builtin" {
+			t.Errorf("%s: embedders = %+v, want a built-in one", name, c.Embedders)
 		}
 		e, err := BuildEmbedder(c.Embedders[name])
-		if err != nil || e.Fingerprint() != "glove-6b/v1/100" {
-			t.Errorf("%s: built %v, %v", name, e, err)
+		if err != nil || e.Fingerprint() != want {
+			t.Errorf("%s: built %v, %v; want %s", name, e, err, want)
 		}
 	}
-	c, err := Parse("t.yaml", []byte("server:\n  index: {type: hybrid, embedder: use-lite}\n"), Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := BuildEmbedder(c.Embedders["use-lite"]); err != nil || e.Fingerprint() != "use-lite/v1/512" {
-		t.Errorf("use-lite: built %v, %v", e, err)
-	}
-	c, err = Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
-	if err != nil || c.Embedders["mine"].Model != "glove" || c.Server.Index.Embedder != "mine" {
+	c, err := Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
+	if err != nil || c.Embedders["mine"].Model != "use-lite" || c.Server.Index.Embedder != "mine" {
 		t.Errorf("a builtin entry without a model: %+v, %v", c, err)
 	}
 }
@@ -207,7 +201,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 			[]string{"agents.a.mcp_servers.0.cache.ttl", "must expire", "agents.a.mcp_servers.1.name", "used twice", "agents.a.mcp_servers.1", "not both"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
 		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of glove, use-lite`}},
-		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "100 dimensions"}},
+		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "512 dimensions"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},
 		{"server:\n  index: {store: qdrant, persist: true}\n", []string{"server.index.qdrant.host", "server.index.persist"}},

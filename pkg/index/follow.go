@@ -176,7 +176,7 @@ type storeTarget struct {
 	x           *Index
 	w           StoreWriter
 	skipIndexed bool
-	termsOnly   bool // vectors come later, from the lane
+	termsOnly   bool                         // vectors come later, from the lane
 	kept        map[Owner]map[[2]string]bool // what a scoped rebuild wrote, per owner
 }
 

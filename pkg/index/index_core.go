@@ -117,7 +117,8 @@ const startProbe = time.Second
 
 // Start opens the store. One in process loads its snapshot and catches up
 // on what the change feed recorded while it was down (when it follows a
-// session service), logging its progress. An external one is asked once,
+// session service), logging its progress; a snapshot made another way (by
+// another embedder, say) is built again from the sessions. An external one is asked once,
 // for at most a second, whether it answers: one that does not is no
 // error, as every call asks again.
 func (x *Index) Start(ctx context.Context) error {
@@ -125,12 +126,18 @@ func (x *Index) Start(ctx context.Context) error {
 		if err := x.open(ctx); err != nil {
 			return err
 		}
-		if err := x.staleness(); err != nil {
-			x.logger().Error("index: built differently from its configuration; searches fail until `hector index rebuild`", "error", err)
+		stale := x.staleness()
+		switch {
+		case stale != nil && x.opts.sessions == nil:
+			x.logger().Error("index: built differently from its configuration; searches fail until `hector index rebuild`", "error", stale)
 			return nil
-		}
-		if x.opts.sessions == nil {
+		case x.opts.sessions == nil:
 			return nil
+		case stale != nil: // the snapshot is only a copy of what the feed holds
+			x.logger().Warn("index: the snapshot was built differently from the configuration; building the index again from the sessions", "error", stale)
+			if err := x.Rebuild(ctx, x.opts.sessions, "", ""); err != nil {
+				return err
+			}
 		}
 		if x.lane != nil {
 			x.startLane()

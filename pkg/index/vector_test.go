@@ -154,6 +154,52 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 	}
 }
 
+// An index in process that follows the sessions builds itself again at
+// start when its snapshot was made another way: the snapshot is only a copy.
+func TestSnapshotMadeAnotherWayIsBuiltAgainFromTheSessions(t *testing.T) {
+	sessions := session.NewInMemoryService()
+	path := t.TempDir() + "/hybrid.snapshot"
+	old, err := index.NewHybrid(hashEmbedder(t, 128), index.WithSnapshot(path), index.WithSessions(sessions), quietLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "hello there")})
+	if err := old.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for i, background := range []bool{false, true} {
+		opts := []index.Option{index.WithSnapshot(path), index.WithSessions(sessions), quietLogs}
+		if background {
+			opts = append(opts, index.WithBackgroundVectors(0))
+		}
+		changed, err := index.NewHybrid(hashEmbedder(t, 256+8*i), opts...) // another embedder each time
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := changed.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := changed.AwaitVectors(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := changed.Search(t.Context(), &index.SearchRequest{Query: "hello", AppName: "a", UserID: "u"})
+		if err != nil || len(rs.Results) != 1 || rs.Results[0].Signals["vector"].Rank != 1 {
+			t.Errorf("background %v: after starting on another embedder's snapshot: %+v, %v; want the event, by both signals", background, rs, err)
+		}
+		if err := changed.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestHybrid(t *testing.T) {
 	indextest.Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.NewHybrid(hashEmbedder(t, 0), opts...)

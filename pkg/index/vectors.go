@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hectormem/hector/pkg/session"
@@ -24,6 +25,8 @@ type vectorLane struct {
 	position Position
 	limit    int64
 	wake     chan struct{} // the terms moved on
+	appended atomic.Int64  // when this process last indexed an append (Unix nanoseconds)
+	yielding time.Time     // since when the lane has been giving way to appends; the lane's own
 
 	mu      sync.Mutex
 	done    int64         // vectors are written up to this change, as last seen
@@ -40,6 +43,16 @@ func newVectorLane(position Position, limit int64) *vectorLane {
 // laneBatch is how many changes the lane embeds at a time: its cursor, and
 // so what a restart embeds again, moves on after each batch.
 const laneBatch = 32
+
+// While appends keep coming, one within laneQuiet of the last, the lane
+// gives them the processor, for at most laneYield at a time (then it embeds
+// a batch) and only while vectors lag less than half the limit behind: a
+// burst of appends goes at keyword speed, and a document waits at most
+// about laneYield for its vector unless the embedder cannot keep up.
+const (
+	laneQuiet = 50 * time.Millisecond
+	laneYield = 5 * time.Second
+)
 
 // laneIdle is how often an idle lane looks at the feed: another replica's
 // appends reach it through the follower, without waking it.
@@ -95,6 +108,14 @@ func (x *Index) startLane() {
 		defer t.Stop()
 		logged := time.Now()
 		for {
+			if wait := l.yield(x.floor.Load()); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
 			more, err := x.embedBehind(ctx)
 			switch {
 			case ctx.Err() != nil:
@@ -116,6 +137,25 @@ func (x *Index) startLane() {
 			}
 		}
 	}()
+}
+
+// yield says how long the lane waits before its next batch, with the terms
+// written up to terms.
+func (l *vectorLane) yield(terms int64) time.Duration {
+	now := time.Now()
+	quiet := time.Unix(0, l.appended.Load()).Add(laneQuiet)
+	if !now.Before(quiet) || terms-l.cursor() >= l.limit/2 {
+		l.yielding = time.Time{}
+		return 0
+	}
+	if l.yielding.IsZero() {
+		l.yielding = now
+	}
+	if now.Sub(l.yielding) >= laneYield {
+		l.yielding = time.Time{}
+		return 0
+	}
+	return quiet.Sub(now)
 }
 
 func (l *vectorLane) cursor() int64 {

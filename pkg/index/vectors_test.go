@@ -59,7 +59,6 @@ func (g *gatedEmbedder) release() {
 	close(g.open)
 }
 
-
 func openBackground(t *testing.T, sessions session.Service, e embed.Embedder, maxLag int, opts ...Option) *Index {
 	t.Helper()
 	idx, err := NewHybrid(e, append(opts, WithSessions(sessions), WithBackgroundVectors(maxLag))...)

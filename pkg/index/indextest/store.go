@@ -10,7 +10,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -43,9 +43,10 @@ func RunStore(t *testing.T, newStore StoreFactory, kinds ...index.Kind) {
 	}
 }
 
-// Builtin returns the embedder built into the binary.
+// Builtin returns the embedder built into the binary that Hector uses by
+// default: the sentence encoder.
 func Builtin(t testing.TB) embed.Embedder {
-	e, err := glove.New()
+	e, err := use.New()
 	if err != nil {
 		t.Fatal(err)
 	}
