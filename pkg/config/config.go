@@ -194,7 +194,7 @@ type Index struct {
 	// microseconds).
 	Vectors string `yaml:"vectors"`
 	// MaxVectorLag is how many changes background vectors may lag behind
-	// before an append waits for them (default 1000).
+	// before an append waits for them (default 100,000).
 	MaxVectorLag int `yaml:"max_vector_lag"`
 	// Persist keeps an in-process index in a snapshot under the data
 	// directory (default true).

@@ -14,7 +14,7 @@ import (
 // DefaultVectorLag is how many changes background vectors may lag behind
 // the keyword terms before an append waits for them: a burst of appends is
 // taken at keyword speed, a sustained rate above the embedder's is not.
-const DefaultVectorLag = 1000
+const DefaultVectorLag = 100_000
 
 // vectorLane embeds a hybrid index's documents in the background (see
 // WithBackgroundVectors). It follows the change feed behind the keyword
