@@ -36,7 +36,7 @@ server:
 	if slices.Contains(c.LocalState(), "the index snapshot") {
 		t.Errorf("an index in Qdrant keeps a snapshot: %v", c.LocalState())
 	}
-	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid (embedder builtin), in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid (embedder builtin: use-lite, vectors in the background), in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {
 		t.Errorf("locations: %s", got)
 	}
 	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -139,7 +139,7 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index vector (embedder builtin), in Pinecone at "+fake.URL) || strings.Contains(got, fake.APIKey) {
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index vector (embedder builtin: use-lite), in Pinecone at "+fake.URL) || strings.Contains(got, fake.APIKey) {
 		t.Errorf("locations: %s", got)
 	}
 	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -325,7 +325,7 @@ databases:
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{"data directory: /srv/hector", "sessions: postgres hector@db.internal:5433/memory", "artifacts: postgres hector@db.internal:5433/memory",
-		"facts key: /srv/hector/facts.key", "index: hybrid (embedder builtin), snapshot /srv/hector/index/hybrid.snapshot"} {
+		"facts key: /srv/hector/facts.key", "index: hybrid (embedder builtin: use-lite, vectors in the background), snapshot /srv/hector/index/hybrid.snapshot"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("locations lack %q:\n%s", want, got)
 		}

@@ -52,7 +52,15 @@ func (c *Config) Locations() []Location {
 	}
 	idx := string(s.Index.Type)
 	if s.Index.Type != index.KindKeyword {
-		idx += " (embedder " + s.Index.Embedder + ")"
+		e := c.Embedders[s.Index.Embedder]
+		idx += " (embedder " + s.Index.Embedder
+		if e.Type == "builtin" && e.Model != s.Index.Embedder {
+			idx += ": " + e.Model
+		}
+		if s.Index.Vectors == "background" {
+			idx += ", vectors in the background"
+		}
+		idx += ")"
 	}
 	switch {
 	case s.Index.External():
