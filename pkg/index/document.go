@@ -110,3 +110,6 @@ func (d *Document) Result(score float64) SearchResult {
 	return SearchResult{SessionID: d.SessionID, EventID: d.EventID, Content: d.Text, Author: d.Author, Role: d.Role, Seq: d.Seq,
 		Timestamp: d.Timestamp, Score: score}
 }
+
+// event is the ID of the event the document was made from.
+func (d Document) event() string { return d.EventID }

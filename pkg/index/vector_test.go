@@ -121,6 +121,20 @@ func TestVectorIndexEmbedsEachEventOnce(t *testing.T) {
 	}
 }
 
+// saveHelloThere appends "hello there" to a new session of a/u, indexes it
+// and closes the index, saving its snapshot.
+func saveHelloThere(t *testing.T, idx *index.Index, sessions session.Service) {
+	t.Helper()
+	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "hello there")})
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 	sessions := session.NewInMemoryService()
 	path := t.TempDir() + "/vector.snapshot"
@@ -128,14 +142,7 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "hello there")})
-	if err := old.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	saveHelloThere(t, old, sessions)
 
 	changed, err := index.NewVector(hashEmbedder(t, 256), index.WithSnapshot(path), quietLogs)
 	if err != nil {
@@ -166,14 +173,7 @@ func TestSnapshotMadeAnotherWayIsBuiltAgainFromTheSessions(t *testing.T) {
 	if err := old.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "hello there")})
-	if err := old.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	saveHelloThere(t, old, sessions)
 
 	for i, background := range []bool{false, true} {
 		opts := []index.Option{index.WithSnapshot(path), index.WithSessions(sessions), quietLogs}

@@ -254,7 +254,7 @@ func (x *Index) writeVectors(ctx context.Context, batch vectorBatch) error {
 	for _, s := range batch {
 		docs := stored[:len(s.docs)]
 		stored = stored[len(s.docs):]
-		present, err := x.present(ctx, s.owner, s.sessionID, docs)
+		present, err := inStore(ctx, x, s.owner, s.sessionID, docs, true)
 		if err != nil {
 			return err
 		}
@@ -263,29 +263,6 @@ func (x *Index) writeVectors(ctx context.Context, batch vectorBatch) error {
 		}
 	}
 	return nil
-}
-
-// present returns the docs the store holds.
-func (x *Index) present(ctx context.Context, o Owner, sessionID string, docs []StoredDoc) ([]StoredDoc, error) {
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.EventID
-	}
-	absent, err := x.store.Missing(ctx, o, sessionID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("index: asking %s what is indexed: %w", x.store.Name(), err)
-	}
-	gone := make(map[string]bool, len(absent))
-	for _, id := range absent {
-		gone[id] = true
-	}
-	out := docs[:0:0]
-	for _, d := range docs {
-		if !gone[d.EventID] {
-			out = append(out, d)
-		}
-	}
-	return out, nil
 }
 
 // AwaitVectors waits until every document written so far has its vector:

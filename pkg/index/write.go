@@ -85,24 +85,29 @@ const newestFirst = 8
 
 // missing returns the docs the store does not have yet.
 func (x *Index) missing(ctx context.Context, o Owner, sessionID string, docs []Document) ([]Document, error) {
+	return inStore(ctx, x, o, sessionID, docs, false)
+}
+
+// inStore returns the docs the store holds (held) or lacks (!held), asking it once.
+func inStore[D interface{ event() string }](ctx context.Context, x *Index, o Owner, sessionID string, docs []D, held bool) ([]D, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {
-		ids[i] = d.EventID
+		ids[i] = d.event()
 	}
 	absent, err := x.store.Missing(ctx, o, sessionID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("index: asking %s what is indexed: %w", x.store.Name(), err)
 	}
-	want := make(map[string]bool, len(absent))
+	lacks := make(map[string]bool, len(absent))
 	for _, id := range absent {
-		want[id] = true
+		lacks[id] = true
 	}
 	out := docs[:0:0]
 	for _, d := range docs {
-		if want[d.EventID] {
+		if lacks[d.event()] != held {
 			out = append(out, d)
 		}
 	}
