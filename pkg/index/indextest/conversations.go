@@ -78,6 +78,22 @@ type Question struct {
 	Evidence               []string
 }
 
+// Subset is the set's first n pairs and their questions: the same
+// conversations, for a comparison that need not pay for all of them.
+func (s *ConversationSet) Subset(n int) *ConversationSet {
+	out := &ConversationSet{Owners: s.Owners[:min(n, len(s.Owners))]}
+	kept := map[string]bool{}
+	for _, o := range out.Owners {
+		kept[o.UserID] = true
+	}
+	for _, q := range s.Questions {
+		if kept[q.UserID] {
+			out.Questions = append(out.Questions, q)
+		}
+	}
+	return out
+}
+
 // Turns counts the set's turns.
 func (s *ConversationSet) Turns() int {
 	n := 0
