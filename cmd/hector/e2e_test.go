@@ -164,6 +164,8 @@ func flow(t *testing.T, env []string, args ...string) {
 	if fmt.Sprint(state["state"]) != "map[user:budget:4000]" {
 		t.Errorf("user state = %v", state)
 	}
+	// Found by its words at once, by its meaning once the background vectors are written.
+	waitFor(t, "the vectors", func() bool { return metric(t, p, "hector_index_vector_lag_changes") == "0" })
 	found := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "Lisbon trip"}, 200)
 	ctx := p.call(t, "POST", u+"/sessions/s1/context", map[string]any{"working_memory": map[string]any{"type": "buffer_window", "max_messages": 1}}, 200)
 	if evs := ctx["events"].([]any); len(evs) != 1 || !strings.Contains(fmt.Sprint(evs[0]), "4000 euros") {
@@ -186,6 +188,7 @@ func flow(t *testing.T, env []string, args ...string) {
 	if list := p.call(t, "GET", u+"/sessions/s1/artifacts", nil, 200); !strings.Contains(fmt.Sprint(list), "version:2") {
 		t.Errorf("artifact list after restart = %v", list)
 	}
+	waitFor(t, "the vectors after the restart", func() bool { return metric(t, p, "hector_index_vector_lag_changes") == "0" })
 	if again := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "Lisbon trip"}, 200); fmt.Sprint(again) != fmt.Sprint(found) {
 		t.Errorf("search after restart = %v, before = %v", again, found)
 	}

@@ -3,6 +3,7 @@ package index_test
 import (
 	"testing"
 
+	"github.com/hectormem/hector/internal/race"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed/glove"
 	"github.com/hectormem/hector/pkg/index/embed/use"
@@ -17,6 +18,9 @@ import (
 //
 // prints the figures.
 func TestConversationRetrieval(t *testing.T) {
+	if race.Enabled {
+		t.Skip("measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
+	}
 	set := indextest.Conversations()
 	t.Logf("%d pairs, %d turns, %d questions", len(set.Owners), set.Turns(), len(set.Questions))
 	words, err := glove.New()
