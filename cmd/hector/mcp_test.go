@@ -141,6 +141,8 @@ func canonical(t *testing.T, v any) string {
 
 func rest(t *testing.T, p *proc) restAnswers {
 	u := "/v1/apps/demo/users/alice"
+	// Both ask once every vector is written: until then the ranking moves.
+	waitFor(t, "the vectors", func() bool { return metric(t, p, "hector_index_vector_lag_changes") == "0" })
 	search := p.call(t, "POST", u+"/memory:search", map[string]any{"query": "bees", "limit": 10}, 200)["results"].([]any)
 	var ids []string
 	for _, r := range search {
