@@ -118,9 +118,9 @@ const startProbe = time.Second
 // Start opens the store. One in process loads its snapshot and catches up
 // on what the change feed recorded while it was down (when it follows a
 // session service), logging its progress; a snapshot made another way (by
-// another embedder, say) is built again from the sessions. An external one is asked once,
-// for at most a second, whether it answers: one that does not is no
-// error, as every call asks again.
+// another embedder, say) is built again from the sessions. An external one
+// is asked once, for at most a second, whether it answers: one that does
+// not is no error, as every call asks again.
 func (x *Index) Start(ctx context.Context) error {
 	if x.local != nil {
 		if err := x.open(ctx); err != nil {

@@ -59,8 +59,9 @@ func WithChromem() Option { return func(o *options) { o.chromem = true } }
 // written, in the process that follows the change feed, so that an append
 // does not wait on a slow embedder: each document is written with its
 // keyword terms at once (a search finds it by its words right away) and
-// gets its vector shortly after. An append waits only when vectors lag more
-// than maxLag changes behind (DefaultVectorLag when 0). It needs
+// gets its vector shortly after. An append through that process waits only
+// when vectors lag more than maxLag changes behind (DefaultVectorLag when
+// 0). It needs
 // WithSessions (the feed is how the embedding resumes after a restart);
 // without it, or for another kind of index, documents are embedded as they
 // are written.

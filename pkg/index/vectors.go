@@ -175,14 +175,14 @@ func (l *vectorLane) close() {
 // whose vectors are not, and reports whether there are more.
 func (x *Index) embedBehind(ctx context.Context) (bool, error) {
 	l := x.lane
+	if !x.leads.Load() { // another replica embeds: nothing to read here
+		return false, nil
+	}
 	from, err := l.position.Cursor(ctx)
 	if err != nil {
 		return false, err
 	}
 	l.publish(from)
-	if !x.leads.Load() {
-		return false, nil
-	}
 	terms, err := x.position.Cursor(ctx)
 	if err != nil || from >= terms {
 		return false, err
