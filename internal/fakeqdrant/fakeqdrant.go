@@ -17,11 +17,13 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Server is a running fake.
@@ -219,9 +221,15 @@ func (s collectionsAPI) Get(ctx context.Context, req *qdrant.GetCollectionInfoRe
 	for vname, m := range c.sparse {
 		sparse[vname] = &qdrant.SparseVectorParams{Modifier: m.Enum()}
 	}
+	schema := map[string]*qdrant.PayloadSchemaInfo{}
+	for field, ix := range c.indexes {
+		// The schema's types count from UnknownType, the index's from Keyword.
+		schema[field] = &qdrant.PayloadSchemaInfo{DataType: qdrant.PayloadSchemaType(ix.GetFieldType() + 1)}
+	}
 	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
-		Status:      qdrant.CollectionStatus_Green,
-		PointsCount: &n,
+		Status:        qdrant.CollectionStatus_Green,
+		PointsCount:   &n,
+		PayloadSchema: schema,
 		Config: &qdrant.CollectionConfig{
 			Params:   &qdrant.CollectionParams{VectorsConfig: qdrant.NewVectorsConfigMap(dense), SparseVectorsConfig: qdrant.NewSparseVectorsConfig(sparse)},
 			Metadata: c.metadata,
@@ -371,8 +379,22 @@ func sparseOf(v *qdrant.SparseVector) (map[uint32]float32, error) {
 	return out, nil
 }
 
-// matches applies a filter's "must" conditions: keyword, integer and
-// has-ID, the kinds Hector sends. Any other kind matches nothing.
+// unindexed refuses a filter on a payload field with no index, as Qdrant
+// does in strict mode (on by default in Qdrant Cloud).
+func (c *collection) unindexed(filters ...*qdrant.Filter) error {
+	for _, f := range filters {
+		for _, cond := range f.GetMust() {
+			if key := cond.GetField().GetKey(); key != "" && c.indexes[key] == nil {
+				return status.Errorf(codes.InvalidArgument, "Bad request: Index required but not found for \"%s\". Help: Create an index for this key or use a different filter.", key)
+			}
+		}
+	}
+	return nil
+}
+
+// matches applies a filter's "must" conditions: keyword, integer,
+// datetime range and has-ID, the kinds Hector sends. Any other kind
+// matches nothing.
 func matches(f *qdrant.Filter, p *point) bool {
 	if len(f.GetShould()) > 0 || len(f.GetMustNot()) > 0 || len(f.GetMinShould().GetConditions()) > 0 {
 		return false
@@ -389,6 +411,12 @@ func matches(f *qdrant.Filter, p *point) bool {
 			return false
 		}
 		v := p.payload[fc.GetKey()]
+		if r := fc.GetDatetimeRange(); r != nil {
+			if !inRange(v.GetStringValue(), r) {
+				return false
+			}
+			continue
+		}
 		switch m := fc.GetMatch().GetMatchValue().(type) {
 		case *qdrant.Match_Keyword:
 			if v.GetStringValue() != m.Keyword {
@@ -403,6 +431,19 @@ func matches(f *qdrant.Filter, p *point) bool {
 		}
 	}
 	return true
+}
+
+// inRange compares at microseconds, as Qdrant keeps datetimes; a value
+// that is no RFC 3339 datetime is out of every range.
+func inRange(value string, r *qdrant.DatetimeRange) bool {
+	t, err := time.Parse(time.RFC3339Nano, value)
+	if err != nil {
+		return false
+	}
+	at := t.UnixMicro()
+	micros := func(ts *timestamppb.Timestamp) int64 { return ts.AsTime().UnixMicro() }
+	return (r.Gt == nil || at > micros(r.Gt)) && (r.Gte == nil || at >= micros(r.Gte)) &&
+		(r.Lt == nil || at < micros(r.Lt)) && (r.Lte == nil || at <= micros(r.Lte))
 }
 
 func filterKeys(f *qdrant.Filter) []string {
@@ -437,6 +478,9 @@ func (s pointsAPI) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdran
 		return nil, status.Error(codes.InvalidArgument, "this fake deletes by filter only")
 	}
 	s.record("Delete", f)
+	if err := c.unindexed(f); err != nil {
+		return nil, err
+	}
 	for id, p := range c.points {
 		if matches(f, p) {
 			delete(c.points, id)
@@ -456,6 +500,9 @@ func (s pointsAPI) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (*qdran
 		return nil, err
 	}
 	s.record("Scroll", req.GetFilter())
+	if err := c.unindexed(req.GetFilter()); err != nil {
+		return nil, err
+	}
 	var found []*point
 	for _, p := range c.points {
 		if matches(req.GetFilter(), p) && (req.GetOffset() == nil || byID(p.id, req.GetOffset()) >= 0) {
@@ -506,6 +553,9 @@ func (s pointsAPI) Query(ctx context.Context, req *qdrant.QueryPoints) (*qdrant.
 		filters = append(filters, pf.GetFilter())
 	}
 	s.record("Query", filters...)
+	if err := c.unindexed(filters...); err != nil {
+		return nil, err
+	}
 	limit := req.GetLimit()
 	if limit == 0 {
 		limit = 10

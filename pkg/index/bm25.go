@@ -130,8 +130,11 @@ func (s *bm25Shard) compact() {
 	}
 }
 
-// search scores the documents holding any of terms (each given once).
-func (s *bm25Shard) search(terms []string, limit int) []SearchResult {
+// search scores the documents holding any of terms (each given once) that
+// f keeps. The statistics (document frequencies, average length) are all
+// the shard's, whatever f keeps, as in every store.
+func (s *bm25Shard) search(terms []string, limit int, f Filter) []SearchResult {
+	filtered := !f.IsZero()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.live == 0 || len(terms) == 0 {
@@ -154,7 +157,7 @@ func (s *bm25Shard) search(terms []string, limit int) []SearchResult {
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range ps {
 			d := &s.docs[p.doc]
-			if !d.live {
+			if !d.live || filtered && !f.Keeps(&d.Document) {
 				continue
 			}
 			tf := float64(p.tf)

@@ -156,7 +156,7 @@ func (s *chromemShard) removeWhere(ctx context.Context, drop func(*Document) boo
 	return s.c.Delete(ctx, nil, nil, gone...)
 }
 
-func (s *chromemShard) query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error) {
+func (s *chromemShard) query(ctx context.Context, vec []float32, limit int, f Filter) ([]SearchResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := min(limit, s.c.Count()) // chromem-go refuses to be asked for more than it holds
@@ -169,17 +169,34 @@ func (s *chromemShard) query(ctx context.Context, vec []float32, limit int) ([]S
 	if isZero(vec) {
 		return nil, nil
 	}
-	found, err := s.c.QueryEmbedding(ctx, vec, n, nil, nil)
+	// chromem-go filters by equal metadata only: time bounds are applied
+	// here, to every document the rest of the filter keeps.
+	where := map[string]string{}
+	for key, value := range map[string]string{"session_id": f.SessionID, "author": f.Author, "role": f.Role} {
+		if value != "" {
+			where[key] = value
+		}
+	}
+	timed := !f.After.IsZero() || !f.Before.IsZero()
+	if timed {
+		n = s.c.Count()
+	}
+	found, err := s.c.QueryEmbedding(ctx, vec, n, where, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]SearchResult, len(found))
-	for i, r := range found {
+	out := make([]SearchResult, 0, len(found))
+	for _, r := range found {
 		seq, _ := strconv.ParseInt(r.Metadata["seq"], 10, 64)
 		ns, _ := strconv.ParseInt(r.Metadata["time_ns"], 10, 64)
 		d := Document{SessionID: r.Metadata["session_id"], EventID: r.Metadata["event_id"], Seq: seq, Author: r.Metadata["author"],
 			Role: r.Metadata["role"], Timestamp: time.Unix(0, ns).UTC(), Text: r.Content}
-		out[i] = d.Result(float64(r.Similarity))
+		if timed && !f.Keeps(&d) {
+			continue
+		}
+		if out = append(out, d.Result(float64(r.Similarity))); len(out) == limit {
+			break
+		}
 	}
 	return out, nil
 }

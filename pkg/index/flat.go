@@ -140,7 +140,7 @@ func (s *flatShard) removeWhere(ctx context.Context, drop func(*Document) bool) 
 	return nil
 }
 
-func (s *flatShard) query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error) {
+func (s *flatShard) query(ctx context.Context, vec []float32, limit int, f Filter) ([]SearchResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.docs) == 0 || limit <= 0 {
@@ -152,7 +152,11 @@ func (s *flatShard) query(ctx context.Context, vec []float32, limit int) ([]Sear
 	q := make([]float32, s.dims)
 	unit(q, vec)
 	best := make(scoreHeap, 0, limit)
+	filtered := !f.IsZero()
 	for i := range s.docs {
+		if filtered && !f.Keeps(&s.docs[i]) {
+			continue
+		}
 		score := dot(q, s.vecs[i*s.dims:(i+1)*s.dims])
 		switch {
 		case len(best) < limit:

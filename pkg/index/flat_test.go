@@ -87,7 +87,7 @@ func testExact(t *testing.T, store vectorStore) {
 	check := func(when string, docs []Document, vecs [][]float32) {
 		for q := range 50 {
 			_, query := randomDocs(r, 1, 64)
-			got, err := shard.query(ctx, query[0], 10)
+			got, err := shard.query(ctx, query[0], 10, Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func BenchmarkVectorStores(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				start := time.Now()
-				if _, err := s.query(context.Background(), queries[i%len(queries)], 20); err != nil {
+				if _, err := s.query(context.Background(), queries[i%len(queries)], 20, Filter{}); err != nil {
 					b.Fatal(err)
 				}
 				durations = append(durations, time.Since(start))

@@ -64,6 +64,12 @@ type SearchRequest struct {
 	Query           string
 	AppName, UserID string
 	Limit           int
+	// Filter keeps the search to some of the user's events.
+	Filter Filter
+	// RecencyHalfLife, when set, prefers recent results: among the best
+	// candidates, a result one half-life older than the newest counts half
+	// as much (its "recency" signal says by how much).
+	RecencyHalfLife time.Duration
 }
 
 // Limits on results.

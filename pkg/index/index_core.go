@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,26 +271,43 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse
 		}
 		vec = vecs[0]
 	}
+	// A search that prefers recent results weighs the best candidates by
+	// their age, then keeps the best limit.
+	want := limit
+	if req.RecencyHalfLife > 0 {
+		want = hybridCandidates(limit)
+	}
+	f := req.Filter
 	// Extra results let ties be broken the same way whichever the store.
 	switch x.kind {
 	case KindKeyword:
-		resp.Results, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: limit + 10}, limit)
+		resp.Results, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: want + 10, Filter: f}, want)
 	case KindVector:
-		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: limit + 10}, limit)
+		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: want + 10, Filter: f}, want)
 	default:
 		// Both searches at once, fused here for every store alike: fusion
 		// needs each keyword result's words (see fuse).
 		n := hybridCandidates(limit)
 		var g errgroup.Group
 		var keyword, vector []SearchResult
-		g.Go(func() (err error) { keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n}, n); return err })
-		g.Go(func() (err error) { vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n}, n); return err })
+		g.Go(func() (err error) {
+			keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n, Filter: f}, n)
+			return err
+		})
+		g.Go(func() (err error) {
+			vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n, Filter: f}, n)
+			return err
+		})
 		if err = g.Wait(); err == nil {
-			resp.Results = fuse(keyword, vector, x.coverage(terms), limit)
+			resp.Results = fuse(keyword, vector, x.coverage(terms), want)
 		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	if req.RecencyHalfLife > 0 {
+		preferRecent(resp.Results, req.RecencyHalfLife)
+		resp.Results = resp.Results[:min(limit, len(resp.Results))]
 	}
 	return resp, nil
 }
@@ -303,6 +321,9 @@ func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) ([
 	results, err := x.store.Search(ctx, o, q)
 	if err != nil {
 		return nil, x.failed(ctx, "searching", err)
+	}
+	if !q.Filter.IsZero() { // a store may keep a little more (see Filter.Window)
+		results = slices.DeleteFunc(results, func(r SearchResult) bool { return !q.Filter.keepsResult(r) })
 	}
 	return bestMatches(results, limit), nil
 }
@@ -347,7 +368,12 @@ func validateSearch(req *SearchRequest) (int, error) {
 	if err := validateOwner(req.AppName, req.UserID); err != nil {
 		return 0, err
 	}
+	if err := req.Filter.validate(); err != nil {
+		return 0, err
+	}
 	switch {
+	case req.RecencyHalfLife < 0:
+		return 0, fmt.Errorf("%w: recency half-life %s is negative", ErrInvalidArgument, req.RecencyHalfLife)
 	case req.Limit < 0 || req.Limit > MaxLimit:
 		return 0, fmt.Errorf("%w: limit %d is outside 0..%d", ErrInvalidArgument, req.Limit, MaxLimit)
 	case req.Limit == 0:

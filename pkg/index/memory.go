@@ -221,9 +221,9 @@ func (m *memoryStore) Search(ctx context.Context, o Owner, q StoreQuery) ([]Sear
 	case sh == nil:
 		return nil, nil
 	case q.Vector != nil && sh.vector != nil:
-		return sh.vector.query(ctx, q.Vector, q.Limit)
+		return sh.vector.query(ctx, q.Vector, q.Limit, q.Filter)
 	case q.Vector == nil && sh.keyword != nil:
-		return sh.keyword.search(unique(q.Terms), q.Limit), nil
+		return sh.keyword.search(unique(q.Terms), q.Limit, q.Filter), nil
 	}
 	return nil, nil
 }

@@ -97,6 +97,11 @@ type StoreQuery struct {
 	Terms  []string
 	Vector []float32
 	Limit  int
+	// Filter: the store returns only documents it keeps, applying it
+	// before ranking (the Limit best of the kept documents), and computes
+	// BM25's statistics over all the owner's documents, as without it. Its
+	// time bounds are Filter.Window's.
+	Filter Filter
 }
 
 // ErrStoreUnavailable wraps errors of an external store that cannot be reached.

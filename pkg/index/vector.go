@@ -21,8 +21,9 @@ type vectorShard interface {
 	upsert(ctx context.Context, docs []StoredDoc) error
 	removeWhere(ctx context.Context, drop func(*Document) bool) error
 	has(key eventKey) bool
-	// query returns the nearest documents with their cosine similarity.
-	query(ctx context.Context, vec []float32, limit int) ([]SearchResult, error)
+	// query returns the nearest documents that f keeps, with their cosine
+	// similarity.
+	query(ctx context.Context, vec []float32, limit int, f Filter) ([]SearchResult, error)
 	export() ([]byte, error)
 }
 

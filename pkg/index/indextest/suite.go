@@ -39,6 +39,8 @@ func Run(t *testing.T, newIndex Factory) {
 		{"PartialHandles", testPartialHandles},
 		{"WhatIsIndexed", testWhatIsIndexed},
 		{"AuthorsAreSearchable", testAuthorsAreSearchable},
+		{"Filters", testFilters},
+		{"Recency", testRecency},
 		{"ClearAndDeleteCascade", testClearAndDeleteCascade},
 		{"RebuildEquivalence", testRebuildEquivalence},
 		{"RebuildCancelled", testRebuildCancelled},
@@ -251,6 +253,12 @@ func testBadRequests(t *testing.T, newIndex Factory) {
 		"no user":        {Query: "x", AppName: "a"},
 		"negative limit": {Query: "x", AppName: "a", UserID: "u", Limit: -1},
 		"huge limit":     {Query: "x", AppName: "a", UserID: "u", Limit: index.MaxLimit + 1},
+		"unknown role":   {Query: "x", AppName: "a", UserID: "u", Filter: index.Filter{Role: "admin"}},
+		"NUL in author":  {Query: "x", AppName: "a", UserID: "u", Filter: index.Filter{Author: "bo\x00b"}},
+		"bad UTF-8":      {Query: "x", AppName: "a", UserID: "u", Filter: index.Filter{SessionID: "s\xff"}},
+		"empty window": {Query: "x", AppName: "a", UserID: "u",
+			Filter: index.Filter{After: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Before: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}},
+		"negative half-life": {Query: "x", AppName: "a", UserID: "u", RecencyHalfLife: -time.Hour},
 	} {
 		if _, err := idx.Search(t.Context(), req); err == nil {
 			t.Errorf("Search with %s: no error", what)

@@ -279,16 +279,17 @@ func scan[T any](rows *sql.Rows) func(yield func(T, error) bool) {
 	}
 }
 
-// searchSQL ranks the owner's documents that hold any query term by BM25,
-// with that owner's document frequencies and average length, keeping the
-// best $5 before reading their content. Ties go to the newer event, as in
+// searchSQL ranks the owner's documents that hold any query term and that
+// the filter (%[4]s, on hits h) keeps by BM25, with that owner's document
+// frequencies and average length over all its documents, keeping the best
+// $5 before reading their content. Ties go to the newer event, as in
 // process.
 const searchSQL = `
 WITH matched AS (
-	SELECT session_id, event_id, time_ns, length, terms FROM %[1]s
+	SELECT session_id, event_id, author, role, time_ns, length, terms FROM %[1]s
 	WHERE app_name = $1 AND user_id = $2 AND terms @@ $3::text::tsquery
 ), hits AS (
-	SELECT m.session_id, m.event_id, m.time_ns, m.length, u.lexeme, cardinality(u.positions) AS tf
+	SELECT m.session_id, m.event_id, m.author, m.role, m.time_ns, m.length, u.lexeme, cardinality(u.positions) AS tf
 	FROM matched m, unnest(m.terms) u WHERE u.lexeme = ANY($4::text[])
 ), df AS (
 	SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme
@@ -298,6 +299,7 @@ WITH matched AS (
 	SELECT h.session_id, h.event_id, h.time_ns,
 		sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * h.tf * (%[2]g + 1) / (h.tf + %[2]g * (1 - %[3]g + %[3]g * h.length / s.avg_length))) AS score
 	FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s
+	WHERE %[4]s
 	GROUP BY h.session_id, h.event_id, h.time_ns
 	ORDER BY score DESC, h.time_ns DESC, h.session_id, h.event_id
 	LIMIT $5
@@ -305,6 +307,33 @@ WITH matched AS (
 SELECT d.session_id, d.event_id, d.seq, d.author, d.role, d.time_ns, d.content, b.score
 FROM best b JOIN %[1]s d ON d.app_name = $1 AND d.user_id = $2 AND d.session_id = b.session_id AND d.event_id = b.event_id
 ORDER BY b.score DESC, b.time_ns DESC, b.session_id, b.event_id`
+
+// filterSQL is the condition on hits h that keeps what f keeps, its
+// values appended to args as parameters. Times are exact here: the table
+// keeps nanoseconds.
+func filterSQL(f index.Filter, args []any) (string, []any) {
+	conds := []string{"true"}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	if f.SessionID != "" {
+		add("h.session_id = $%d", f.SessionID)
+	}
+	if f.Author != "" {
+		add("h.author = $%d", f.Author)
+	}
+	if f.Role != "" {
+		add("h.role = $%d", f.Role)
+	}
+	if !f.After.IsZero() {
+		add("h.time_ns > $%d", f.After.UnixNano())
+	}
+	if !f.Before.IsZero() {
+		add("h.time_ns < $%d", f.Before.UnixNano())
+	}
+	return strings.Join(conds, " AND "), args
+}
 
 func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) ([]index.SearchResult, error) {
 	if q.Vector != nil {
@@ -323,7 +352,8 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 	for i, t := range terms {
 		quoted[i] = quoteLexeme(t)
 	}
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(searchSQL, s.table, bm25K1, bm25B), o.App, o.User, strings.Join(quoted, " | "), terms, q.Limit)
+	filter, args := filterSQL(q.Filter, []any{o.App, o.User, strings.Join(quoted, " | "), terms, q.Limit})
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(searchSQL, s.table, bm25K1, bm25B, filter), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/hectormem/hector/pkg/index"
 )
@@ -166,6 +167,9 @@ func (s *Store) Open(ctx context.Context, schema index.Schema) error {
 	if got := info.GetConfig().GetMetadata()[fingerprintKey].GetStringValue(); got != schema.Fingerprint {
 		return fmt.Errorf("%w: Qdrant collection %s was built by %q and this configuration makes %q", index.ErrNeedsRebuild, s.alias, got, schema.Fingerprint)
 	}
+	if slices.ContainsFunc(payloadIndexes, func(ix payloadIndex) bool { return info.GetPayloadSchema()[ix.field] == nil }) {
+		return s.indexPayload(ctx, live)
+	}
 	return nil
 }
 
@@ -203,14 +207,33 @@ func (s *Store) create(ctx context.Context, name string, schema index.Schema) er
 	if err := s.client.CreateCollection(ctx, req); err != nil && !alreadyExists(err) {
 		return fmt.Errorf("creating collection %s: %w", name, err)
 	}
-	for _, field := range []string{"owner", "session"} {
-		_, err := s.client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{
-			CollectionName: name, FieldName: field, FieldType: qc.FieldType_FieldTypeKeyword.Enum(), Wait: ptr(true),
+	return s.indexPayload(ctx, name)
+}
+
+// payloadIndexes are the payload fields that requests filter by, with
+// their index types. Qdrant may refuse a filter on a field with no index
+// (its strict mode, on by default in Qdrant Cloud).
+var payloadIndexes = []payloadIndex{
+	{"owner", qc.FieldType_FieldTypeKeyword}, {"session", qc.FieldType_FieldTypeKeyword},
+	{"author", qc.FieldType_FieldTypeKeyword}, {"role", qc.FieldType_FieldTypeKeyword}, {"time", qc.FieldType_FieldTypeDatetime},
+}
+
+type payloadIndex struct {
+	field string
+	typ   qc.FieldType
+}
+
+// indexPayload makes the payload indexes, on a new collection and on one
+// made before a field was filtered by (indexing a field again is a no-op).
+func (s *Store) indexPayload(ctx context.Context, name string) error {
+	for _, ix := range payloadIndexes {
+		req := &qc.CreateFieldIndexCollection{CollectionName: name, FieldName: ix.field, FieldType: ix.typ.Enum(), Wait: ptr(true)}
+		if ix.typ == qc.FieldType_FieldTypeKeyword {
 			// The owner is the tenant: Qdrant keeps each one's points together.
-			FieldIndexParams: qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{IsTenant: ptr(field == "owner")}),
-		})
-		if err != nil {
-			return fmt.Errorf("indexing %s's payload field %q: %w", name, field, err)
+			req.FieldIndexParams = qc.NewPayloadIndexParamsKeyword(&qc.KeywordIndexParams{IsTenant: ptr(ix.field == "owner")})
+		}
+		if _, err := s.client.CreateFieldIndex(ctx, req); err != nil {
+			return fmt.Errorf("indexing %s's payload field %q: %w", name, ix.field, err)
 		}
 	}
 	return nil
@@ -338,13 +361,34 @@ func (s *Store) Missing(ctx context.Context, o index.Owner, sessionID string, ev
 }
 
 func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) ([]index.SearchResult, error) {
-	req := &qc.QueryPoints{CollectionName: s.alias, Filter: scope(o), Limit: ptr(uint64(q.Limit)), WithPayload: qc.NewWithPayload(true)}
+	req := &qc.QueryPoints{CollectionName: s.alias, Filter: scope(o, conditions(q.Filter)...), Limit: ptr(uint64(q.Limit)), WithPayload: qc.NewWithPayload(true)}
 	if q.Vector != nil {
 		req.Query, req.Using = qc.NewQueryDense(q.Vector), ptr(denseVector)
 	} else {
 		req.Query, req.Using = qc.NewQuerySparse(queryTerms(q.Terms)), ptr(sparseVector)
 	}
 	return s.query(ctx, o, req)
+}
+
+// conditions are the payload conditions that keep what f keeps.
+func conditions(f index.Filter) []*qc.Condition {
+	var out []*qc.Condition
+	for field, value := range map[string]string{"session": f.SessionID, "author": f.Author, "role": f.Role} {
+		if value != "" {
+			out = append(out, qc.NewMatchKeyword(field, value))
+		}
+	}
+	if from, to := f.Window(); !from.IsZero() || !to.IsZero() {
+		r := &qc.DatetimeRange{}
+		if !from.IsZero() {
+			r.Gte = timestamppb.New(from)
+		}
+		if !to.IsZero() {
+			r.Lte = timestamppb.New(to)
+		}
+		out = append(out, qc.NewDatetimeRange("time", r))
+	}
+	return out
 }
 
 func (s *Store) query(ctx context.Context, o index.Owner, req *qc.QueryPoints) ([]index.SearchResult, error) {

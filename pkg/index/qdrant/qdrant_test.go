@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	qc "github.com/qdrant/go-client/qdrant"
 
@@ -211,6 +212,71 @@ func TestOlderCollectionIsReplacedByARebuild(t *testing.T) {
 		t.Errorf("collections after the rebuild: %q, want only the new generation", got)
 	}
 }
+
+// A collection made before searches were filtered by author, role and
+// time has payload indexes for the owner and session only. Qdrant in
+// strict mode refuses a filter on a field with no index (the fake does
+// too): opening such a collection adds the indexes, and filtered searches
+// work without a rebuild.
+func TestOlderCollectionGetsTheFilterIndexes(t *testing.T) {
+	fake := fakeqdrant.Start(t)
+	client, err := qc.NewClient(&qc.Config{Host: fake.Host, Port: fake.Port, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := t.Context()
+	err = client.CreateCollection(ctx, &qc.CreateCollection{CollectionName: "memory_g1",
+		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{"terms": {Modifier: qc.Modifier_Idf.Enum()}}),
+		Metadata:            qc.NewValueMap(map[string]any{"hector_fingerprint": "hector keyword stemmed"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"owner", "session"} {
+		if _, err := client.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{CollectionName: "memory_g1", FieldName: field,
+			FieldType: qc.FieldType_FieldTypeKeyword.Enum(), Wait: ptr(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.CreateAlias(ctx, "memory", "memory_g1"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := qdrant.New(qdrant.Config{Host: fake.Host, Port: fake.Port, Collection: "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sessions := session.NewInMemoryService()
+	idx := indextest.External(t, "keyword", s, 0)
+	resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"Caroline", "Melanie"} {
+		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: who, Message: session.NewTextMessage(session.RoleUser, "the garden")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idx.Index(ctx, resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	since := resp.Session.Events().At(0).Timestamp.Add(-time.Hour)
+	got, err := idx.Search(ctx, &index.SearchRequest{Query: "garden", AppName: "app", UserID: "u",
+		Filter: index.Filter{Author: "Melanie", Role: session.RoleUser, After: since}})
+	if err != nil || len(got.Results) != 1 || got.Results[0].Author != "Melanie" {
+		t.Fatalf("a filtered search on an older collection = %+v, %v; want Melanie's event", got, err)
+	}
+	for _, field := range []string{"author", "role", "time"} {
+		if fake.FieldIndex("memory_g1", field) == nil {
+			t.Errorf("no payload index on %q", field)
+		}
+	}
+	if ix := fake.FieldIndex("memory_g1", "time"); ix != nil && ix.GetFieldType() != qc.FieldType_FieldTypeDatetime {
+		t.Errorf("the time field's index is %v, want datetime", ix.GetFieldType())
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestBadConfig(t *testing.T) {
 	for _, cfg := range []qdrant.Config{{Port: 70000}, {Collection: "has space"}, {Collection: "a/b"}} {
