@@ -17,6 +17,30 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for SearchRequestRole.
+const (
+	Assistant SearchRequestRole = "assistant"
+	System    SearchRequestRole = "system"
+	Tool      SearchRequestRole = "tool"
+	User      SearchRequestRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the SearchRequestRole enum.
+func (e SearchRequestRole) Valid() bool {
+	switch e {
+	case Assistant:
+		return true
+	case System:
+		return true
+	case Tool:
+		return true
+	case User:
+		return true
+	default:
+		return false
+	}
+}
+
 // AppendEvent defines model for AppendEvent.
 type AppendEvent struct {
 	Actions      *map[string]interface{} `json:"actions,omitempty"`
@@ -241,9 +265,18 @@ type RunResult struct {
 
 // SearchRequest defines model for SearchRequest.
 type SearchRequest struct {
-	Limit *int   `json:"limit,omitempty"`
-	Query string `json:"query"`
+	After           *string            `json:"after,omitempty"`
+	Author          *string            `json:"author,omitempty"`
+	Before          *string            `json:"before,omitempty"`
+	Limit           *int               `json:"limit,omitempty"`
+	Query           string             `json:"query"`
+	RecencyHalfLife *string            `json:"recency_half_life,omitempty"`
+	Role            *SearchRequestRole `json:"role,omitempty"`
+	SessionId       *string            `json:"session_id,omitempty"`
 }
+
+// SearchRequestRole defines model for SearchRequest.Role.
+type SearchRequestRole string
 
 // SearchResponse defines model for SearchResponse.
 type SearchResponse struct {

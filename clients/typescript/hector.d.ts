@@ -668,8 +668,15 @@ export interface components {
             user_id?: string;
         };
         SearchRequest: {
+            after?: string;
+            author?: string;
+            before?: string;
             limit?: number;
             query: string;
+            recency_half_life?: string;
+            /** @enum {string} */
+            role?: "user" | "assistant" | "system" | "tool";
+            session_id?: string;
         };
         SearchResponse: {
             results?: {

@@ -9,6 +9,8 @@ package fakepinecone
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -195,8 +197,15 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		Score    float64        `json:"score"`
 		Metadata map[string]any `json:"metadata,omitempty"`
 	}
+	if err := checkFilter(req.Filter); err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	var matches []match
 	for _, v := range s.namespaces[req.Namespace] {
+		if !keeps(req.Filter, v.Metadata) {
+			continue
+		}
 		m := match{ID: v.ID, Score: cosine(req.Vector, v.Values)}
 		if req.IncludeMetadata {
 			m.Metadata = v.Metadata
@@ -289,6 +298,97 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, map[string]any{})
+}
+
+// checkFilter refuses what Pinecone refuses of a metadata filter: an
+// operator it does not know, a range on something not a number, $in
+// without a list. (Pinecone knows $or, $ne, $nin and $exists too; Hector
+// sends none, so this fake refuses them.)
+func checkFilter(f map[string]any) error {
+	for key, v := range f {
+		if key == "$and" {
+			list, ok := v.([]any)
+			if !ok {
+				return errors.New("Invalid filter: $and takes a list of filters")
+			}
+			for _, sub := range list {
+				m, ok := sub.(map[string]any)
+				if !ok {
+					return errors.New("Invalid filter: $and takes a list of filters")
+				}
+				if err := checkFilter(m); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(key, "$") {
+			return fmt.Errorf("Invalid filter: unsupported operator %s", key)
+		}
+		ops, ok := v.(map[string]any)
+		if !ok {
+			continue // a value alone means $eq
+		}
+		for op, arg := range ops {
+			switch op {
+			case "$eq":
+			case "$gt", "$gte", "$lt", "$lte":
+				if _, ok := arg.(float64); !ok {
+					return fmt.Errorf("Invalid filter: %s operator must be used with a number", op)
+				}
+			case "$in":
+				if _, ok := arg.([]any); !ok {
+					return errors.New("Invalid filter: $in operator must be used with a list")
+				}
+			default:
+				return fmt.Errorf("Invalid filter: unsupported operator %s", op)
+			}
+		}
+	}
+	return nil
+}
+
+// keeps applies a checked filter to a vector's metadata. A range never
+// keeps a value that is not a number, as in Pinecone.
+func keeps(f map[string]any, md map[string]any) bool {
+	for key, v := range f {
+		if key == "$and" {
+			for _, sub := range v.([]any) {
+				if !keeps(sub.(map[string]any), md) {
+					return false
+				}
+			}
+			continue
+		}
+		ops, ok := v.(map[string]any)
+		if !ok {
+			ops = map[string]any{"$eq": v}
+		}
+		have, present := md[key]
+		for op, arg := range ops {
+			n, isNumber := have.(float64)
+			bound, _ := arg.(float64)
+			var ok bool
+			switch op {
+			case "$eq":
+				ok = present && have == arg
+			case "$in":
+				ok = present && slices.Contains(arg.([]any), have)
+			case "$gt":
+				ok = isNumber && n > bound
+			case "$gte":
+				ok = isNumber && n >= bound
+			case "$lt":
+				ok = isNumber && n < bound
+			case "$lte":
+				ok = isNumber && n <= bound
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func cosine(a, b []float32) float64 {

@@ -113,16 +113,44 @@ func preferRecent(results []SearchResult, halfLife time.Duration) {
 // results.
 const SignalRecency = "recency"
 
-// ParseTime reads a filter's time bound: an RFC 3339 timestamp, or a date
+// FilterArgs is a Filter as JSON carries it (the REST API, the
+// search_memory tool): times as RFC 3339 timestamps or dates.
+type FilterArgs struct {
+	SessionID string `json:"session_id,omitempty"`
+	Author    string `json:"author,omitempty"`
+	Role      string `json:"role,omitempty"`
+	After     string `json:"after,omitempty"`
+	Before    string `json:"before,omitempty"`
+}
+
+// Filter reads the arguments; a time it cannot read is an error wrapping
+// ErrInvalidArgument (the rest is checked by Search).
+func (a FilterArgs) Filter() (Filter, error) {
+	f := Filter{SessionID: a.SessionID, Author: a.Author, Role: a.Role}
+	for _, bound := range []struct {
+		name, value string
+		to          *time.Time
+	}{{"after", a.After, &f.After}, {"before", a.Before, &f.Before}} {
+		if bound.value == "" {
+			continue
+		}
+		t, err := parseTime(bound.value)
+		if err != nil {
+			return Filter{}, fmt.Errorf("%w: %s %q is neither an RFC 3339 timestamp (2026-03-01T09:30:00Z) nor a date (2026-03-01)",
+				ErrInvalidArgument, bound.name, bound.value)
+		}
+		*bound.to = t
+	}
+	return f, nil
+}
+
+// parseTime reads a time bound: an RFC 3339 timestamp, or a date
 // (YYYY-MM-DD), which stands for its midnight UTC.
-func ParseTime(s string) (time.Time, error) {
+func parseTime(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("%w: %q is neither an RFC 3339 timestamp (2026-03-01T09:30:00Z) nor a date (2026-03-01)", ErrInvalidArgument, s)
+	return time.Parse(time.DateOnly, s)
 }
 
 // maxHalfLifeDays keeps a half-life in days within a time.Duration.

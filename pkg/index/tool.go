@@ -19,8 +19,9 @@ const (
 )
 
 // SearchMemoryTool lets an agent recall its user's past conversations. The
-// (app, user) searched is the invocation's; the model's arguments hold
-// only the query.
+// (app, user) searched is the invocation's; the model's arguments hold the
+// query, optional filters and a preference for recent messages, never the
+// scope.
 type SearchMemoryTool struct {
 	Index      Service
 	MaxResults int // default DefaultToolResults
@@ -34,14 +35,23 @@ func (t *SearchMemoryTool) Description() string {
 	return "Search this user's past conversations for what was said before: facts, plans, preferences, names, dates. " +
 		"Write the query as the words or topic you expect in the message, with names of the people involved " +
 		"(\"Caroline adopted puppy name\", \"trip to Lisbon dates\"), not as an instruction to you; " +
-		"ask again with other words if nothing fits. Results are the best matching messages, best first, with who said them and when."
+		"ask again with other words if nothing fits. Narrow the search when the question does: one conversation (session_id), " +
+		"one speaker (author, as results name them), one role, a time range (after, before); set prefer_recent when the latest " +
+		"word counts (\"where do I live now\"). Results are the best matching messages, best first, with who said them and when."
 }
 
 func (t *SearchMemoryTool) Parameters() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"query": map[string]any{"type": "string", "description": "Words, names and topics to look for in the user's past conversations"},
+			"query":      map[string]any{"type": "string", "description": "Words, names and topics to look for in the user's past conversations"},
+			"session_id": map[string]any{"type": "string", "description": "Only this conversation, as a result's session_id names it"},
+			"author":     map[string]any{"type": "string", "description": "Only messages by this speaker, exactly as results name them"},
+			"role":       map[string]any{"type": "string", "enum": Roles, "description": "Only messages of this role"},
+			"after":      map[string]any{"type": "string", "description": "Only messages after this time: an RFC 3339 timestamp or a date (YYYY-MM-DD, midnight UTC)"},
+			"before":     map[string]any{"type": "string", "description": "Only messages before this time: an RFC 3339 timestamp or a date (YYYY-MM-DD, midnight UTC)"},
+			"prefer_recent": map[string]any{"type": "boolean",
+				"description": "Rank newer messages higher: a message a week older than the newest found counts half as much"},
 		},
 		"required":             []string{"query"},
 		"additionalProperties": false,
@@ -61,20 +71,31 @@ type MemoryHit struct {
 func (t *SearchMemoryTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
 	var in struct {
 		Query string `json:"query"`
+		FilterArgs
+		PreferRecent bool `json:"prefer_recent"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields() // the scope is not the model's to choose
 	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("search_memory takes {\"query\": string} only: %v", err)
+		return nil, fmt.Errorf("search_memory takes query, session_id, author, role, after, before (strings) and prefer_recent (boolean): %v", err)
 	}
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, errors.New("search_memory needs a non-empty query")
+	}
+	filter, err := in.Filter()
+	if err != nil {
+		return nil, err
+	}
+	var halfLife time.Duration
+	if in.PreferRecent {
+		halfLife = DefaultRecencyHalfLife
 	}
 	limit := t.MaxResults
 	if limit <= 0 {
 		limit = DefaultToolResults
 	}
-	resp, err := t.Index.Search(ctx, &SearchRequest{Query: in.Query, AppName: inv.AppName, UserID: inv.UserID, Limit: limit})
+	resp, err := t.Index.Search(ctx, &SearchRequest{Query: in.Query, AppName: inv.AppName, UserID: inv.UserID, Limit: limit,
+		Filter: filter, RecencyHalfLife: halfLife})
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@ package index_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
@@ -66,5 +68,77 @@ func TestSearchMemoryTool(t *testing.T) {
 	out, _ = small.Call(t.Context(), tool.Invocation{AppName: "app", UserID: "bob"}, json.RawMessage(`{"query":"garden"}`))
 	if hits := out.(map[string]any)["results"].([]index.MemoryHit); len(hits) != 2 || hits[0].Content != "bob's secr…" {
 		t.Errorf("MaxResults 2, MaxContent 10: %+v", hits)
+	}
+}
+
+// The model narrows a search with filters and prefers recent messages by
+// arguments; a session ID cannot reach another user's session, and
+// arguments that mean nothing are refused with what was wrong.
+func TestSearchMemoryToolFilters(t *testing.T) {
+	idx, err := index.NewKeyword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC) }
+	for _, user := range []string{"alice", "bob"} {
+		resp, _ := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
+		for i, e := range []struct {
+			author, role, text string
+			at                 time.Time
+		}{
+			{"Alice", session.RoleUser, "I live on Elm Street, the Elm Street flat", day(1)},
+			{"agent", session.RoleAssistant, "Noted: Elm Street", day(2)},
+			{"Alice", session.RoleUser, "I moved to a street by the river", day(20)},
+		} {
+			ev := &session.Event{ID: fmt.Sprintf("%s-%d", user, i), Author: e.author, Timestamp: e.at, Message: session.NewTextMessage(e.role, e.text)}
+			if err := sessions.AppendEvent(ctx, resp.Session, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Index(ctx, resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := &index.SearchMemoryTool{Index: idx}
+	alice := tool.Invocation{AppName: "app", UserID: "alice"}
+	found := func(args string) []string {
+		t.Helper()
+		out, err := st.Call(ctx, alice, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("Call(%s): %v", args, err)
+		}
+		var ids []string
+		for _, h := range out.(map[string]any)["results"].([]index.MemoryHit) {
+			ids = append(ids, h.EventID)
+		}
+		return ids
+	}
+	for args, want := range map[string][]string{
+		`{"query":"Elm Street"}`:                                       {"alice-0", "alice-1", "alice-2"},
+		`{"query":"Elm Street","role":"assistant"}`:                    {"alice-1"},
+		`{"query":"Elm Street","author":"Alice"}`:                      {"alice-0", "alice-2"},
+		`{"query":"Elm Street","after":"2026-03-02"}`:                  {"alice-1", "alice-2"},
+		`{"query":"Elm Street","before":"2026-03-02T00:00:00Z"}`:       {"alice-0"},
+		`{"query":"Elm Street","session_id":"alice-s"}`:                {"alice-0", "alice-1", "alice-2"},
+		`{"query":"Elm Street","session_id":"bob-s"}`:                  nil,
+		`{"query":"Elm Street","author":"Alice","prefer_recent":true}`: {"alice-2", "alice-0"},
+	} {
+		got := found(args)
+		if args != `{"query":"Elm Street","author":"Alice","prefer_recent":true}` {
+			slices.Sort(got)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Call(%s) found %q, want %q", args, got, want)
+		}
+	}
+	for _, args := range []string{
+		`{"query":"x","role":"admin"}`, `{"query":"x","after":"last week"}`, `{"query":"x","after":"2026-03-05","before":"2026-03-01"}`,
+		`{"query":"x","prefer_recent":"yes"}`, `{"query":"x","user":"bob"}`,
+	} {
+		if _, err := st.Call(ctx, alice, json.RawMessage(args)); err == nil {
+			t.Errorf("Call(%s): no error", args)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/hectormem/hector/pkg/index"
 )
 
 var pathParam = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
@@ -124,7 +126,8 @@ var schemas = map[string]any{
 	"SessionList":   obj(map[string]any{"sessions": array(ref("Session")), "next_page_token": str}),
 	"Artifact":      obj(map[string]any{"name": str, "version": num, "mime_type": str, "size": num, "sha256": str, "created_at": str, "metadata": anyObj}),
 	"ArtifactList":  obj(map[string]any{"artifacts": array(ref("Artifact"))}),
-	"SearchRequest": obj(map[string]any{"query": str, "limit": num}, "query"),
+	"SearchRequest": obj(map[string]any{"query": str, "limit": num, "session_id": str, "author": str,
+		"role": map[string]any{"type": "string", "enum": index.Roles}, "after": str, "before": str, "recency_half_life": str}, "query"),
 	"SearchResponse": obj(map[string]any{"results": array(obj(map[string]any{"session_id": str, "event_id": str, "content": str, "author": str,
 		"role": str, "seq": num, "timestamp": str, "score": map[string]any{"type": "number"},
 		"signals":  map[string]any{"type": "object", "additionalProperties": obj(map[string]any{"rank": num, "score": map[string]any{"type": "number"}}, "rank", "score")},

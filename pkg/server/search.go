@@ -13,6 +13,8 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
+		index.FilterArgs
+		RecencyHalfLife string `json:"recency_half_life"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -20,9 +22,20 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 	if req.Query == "" {
 		return badRequest("field \"query\" is empty")
 	}
+	filter, err := req.Filter()
+	if err != nil {
+		return err
+	}
+	var halfLife time.Duration
+	if req.RecencyHalfLife != "" {
+		if halfLife, err = index.ParseHalfLife(req.RecencyHalfLife); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	// The scope is the path's, which auth has checked: the body cannot widen it.
-	resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: r.PathValue("app"), UserID: r.PathValue("user"), Limit: req.Limit})
+	resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: r.PathValue("app"), UserID: r.PathValue("user"),
+		Limit: req.Limit, Filter: filter, RecencyHalfLife: halfLife})
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,14 @@ type vector struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
+// layout is how this version writes vectors' metadata: 2 added time_ms, a
+// number that time filters compare (Pinecone compares numbers only). An
+// index written another way must be rebuilt.
+const layout = 2
+
 // live reads the live generation and its fingerprint (0 and "" if none).
+// A generation written with an older layout has its fingerprint marked so,
+// which no configuration makes.
 func (s *Store) live(ctx context.Context) (int, string, error) {
 	var out struct {
 		Vectors map[string]vector `json:"vectors"`
@@ -181,6 +188,9 @@ func (s *Store) live(ctx context.Context) (int, string, error) {
 	}
 	gen, _ := v.Metadata["generation"].(float64)
 	fp, _ := v.Metadata["fingerprint"].(string)
+	if l, _ := v.Metadata["layout"].(float64); l < layout {
+		fp += " (written by an older Hector, whose vectors cannot be filtered by time)"
+	}
 	return int(gen), fp, nil
 }
 
@@ -190,7 +200,7 @@ func (s *Store) setLive(ctx context.Context, gen, dims int, fingerprint string) 
 	values := make([]float32, dims)
 	values[0] = 1
 	return s.call(ctx, http.MethodPost, "/vectors/upsert", map[string]any{"namespace": metaNamespace,
-		"vectors": []vector{{ID: metaID, Values: values, Metadata: map[string]any{"generation": gen, "fingerprint": fingerprint}}}}, nil)
+		"vectors": []vector{{ID: metaID, Values: values, Metadata: map[string]any{"generation": gen, "fingerprint": fingerprint, "layout": layout}}}}, nil)
 }
 
 func (s *Store) Open(ctx context.Context, schema index.Schema) error {
@@ -257,7 +267,7 @@ func (s *Store) write(ctx context.Context, ns string, o index.Owner, docs []inde
 			}
 			vectors[i] = vector{ID: vectorID(o, d.SessionID, d.EventID), Values: d.Vector, Metadata: map[string]any{
 				"app": o.App, "user": o.User, "session": d.SessionID, "event": d.EventID, "author": d.Author, "role": d.Role,
-				"seq": d.Seq, "time": d.Timestamp.Format(time.RFC3339Nano), "text": text, "truncated": truncated,
+				"seq": d.Seq, "time": d.Timestamp.Format(time.RFC3339Nano), "time_ms": d.Timestamp.UnixMilli(), "text": text, "truncated": truncated,
 			}}
 		}
 		if err := s.call(ctx, http.MethodPost, "/vectors/upsert", map[string]any{"namespace": ns, "vectors": vectors}, nil); err != nil {
@@ -396,8 +406,11 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 	if err != nil {
 		return nil, err
 	}
-	err = s.call(ctx, http.MethodPost, "/query", map[string]any{"namespace": ns, "vector": q.Vector, "topK": q.Limit,
-		"includeMetadata": true, "includeValues": false}, &out)
+	req := map[string]any{"namespace": ns, "vector": q.Vector, "topK": q.Limit, "includeMetadata": true, "includeValues": false}
+	if filter := filterOf(q.Filter); filter != nil {
+		req["filter"] = filter
+	}
+	err = s.call(ctx, http.MethodPost, "/query", req, &out)
 	if err != nil {
 		if notFound(err) { // a user with no memory yet
 			return nil, nil
@@ -417,6 +430,28 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 		results = append(results, d.Result(m.Score))
 	}
 	return results, nil
+}
+
+// filterOf is the metadata filter that keeps what f keeps, nil for none.
+// Times compare as milliseconds: Filter.Window is a millisecond wider.
+func filterOf(f index.Filter) map[string]any {
+	var and []any
+	for _, c := range []struct{ field, value string }{{"session", f.SessionID}, {"author", f.Author}, {"role", f.Role}} {
+		if c.value != "" {
+			and = append(and, map[string]any{c.field: map[string]any{"$eq": c.value}})
+		}
+	}
+	from, to := f.Window()
+	if !from.IsZero() {
+		and = append(and, map[string]any{"time_ms": map[string]any{"$gte": from.UnixMilli()}})
+	}
+	if !to.IsZero() {
+		and = append(and, map[string]any{"time_ms": map[string]any{"$lte": to.UnixMilli()}})
+	}
+	if and == nil {
+		return nil
+	}
+	return map[string]any{"$and": and}
 }
 
 func str(v any) string { s, _ := v.(string); return s }

@@ -1,12 +1,17 @@
 package pinecone_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/pkg/index"
@@ -101,6 +106,81 @@ func TestEveryRequestNamesTheOwnersNamespace(t *testing.T) {
 	}
 	if ns := fake.Namespaces(); len(ns) != 2 { // bob's and the store's record
 		t.Errorf("namespaces after deleting alice's only session: %q", ns)
+	}
+}
+
+// An index written before vectors carried time_ms (its record has no
+// layout) cannot filter by time: searches say to rebuild, and after the
+// rebuild a time filter finds the event.
+func TestOlderLayoutNeedsARebuild(t *testing.T) {
+	fake := fakepinecone.Start(t, 0)
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	resp, _ := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})
+	if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the garden")}); err != nil {
+		t.Fatal(err)
+	}
+	newIndex := func() *index.Index {
+		store, _ := pinecone.New(pinecone.Config{Host: fake.URL, APIKey: fake.APIKey})
+		return indextest.External(t, "vector", store, 64)
+	}
+	if err := newIndex().Index(ctx, resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	// The record as an older version wrote it.
+	var live struct {
+		Vectors map[string]struct {
+			Values   []float32      `json:"values"`
+			Metadata map[string]any `json:"metadata"`
+		} `json:"vectors"`
+	}
+	call(t, fake, http.MethodGet, "/vectors/fetch?ids=live&namespace=hector-meta", nil, &live)
+	record := live.Vectors["live"]
+	if record.Metadata["layout"] == nil {
+		t.Fatalf("the live record %v has no layout", record.Metadata)
+	}
+	delete(record.Metadata, "layout")
+	call(t, fake, http.MethodPost, "/vectors/upsert", map[string]any{"namespace": "hector-meta",
+		"vectors": []any{map[string]any{"id": "live", "values": record.Values, "metadata": record.Metadata}}}, nil)
+
+	idx := newIndex()
+	since := index.Filter{After: resp.Session.Events().At(0).Timestamp.Add(-time.Minute)}
+	req := &index.SearchRequest{Query: "garden", AppName: "app", UserID: "u", Filter: since}
+	if _, err := idx.Search(ctx, req); !errors.Is(err, index.ErrNeedsRebuild) || !strings.Contains(err.Error(), "older Hector") {
+		t.Fatalf("a search on the older layout = %v, want ErrNeedsRebuild naming the older Hector", err)
+	}
+	if err := idx.Rebuild(ctx, sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := idx.Search(ctx, req)
+	if err != nil || len(got.Results) != 1 {
+		t.Fatalf("a search filtered by time after the rebuild = %+v, %v; want the event", got, err)
+	}
+}
+
+// call sends one request to the fake's data plane.
+func call(t *testing.T, fake *fakepinecone.Server, method, path string, body, out any) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		r = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), method, fake.URL+path, r)
+	req.Header.Set("Api-Key", fake.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %s", method, path, resp.Status)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

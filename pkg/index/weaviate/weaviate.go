@@ -115,7 +115,13 @@ func (s *Store) Ready(ctx context.Context) error {
 
 func (s *Store) Close() error { return nil }
 
-const descriptionPrefix = "Hector search index; documents made by: "
+// descriptionPrefix begins a collection's description, which ends with
+// its fingerprint. The layout says how objects are written: layout 2 made
+// author and role filterable, and time a date, for searches' filters.
+const descriptionPrefix = "Hector search index, layout 2; documents made by: "
+
+// olderPrefix began the description of a collection of layout 1.
+const olderPrefix = "Hector search index; documents made by: "
 
 func (s *Store) Open(ctx context.Context, schema index.Schema) error {
 	fingerprint := schema.Fingerprint
@@ -140,6 +146,9 @@ func (s *Store) Open(ctx context.Context, schema index.Schema) error {
 	c, err := s.client.Schema().ClassGetter().WithClassName(class).Do(ctx)
 	if err != nil {
 		return fmt.Errorf("reading collection %s: %w", class, err)
+	}
+	if strings.HasPrefix(c.Description, olderPrefix) {
+		return fmt.Errorf("%w: Weaviate collection %s was made by an older Hector, whose objects cannot be filtered by author, role or time", index.ErrNeedsRebuild, s.alias)
 	}
 	if got := strings.TrimPrefix(c.Description, descriptionPrefix); got != fingerprint {
 		return fmt.Errorf("%w: Weaviate collection %s was built by %q and this configuration makes %q", index.ErrNeedsRebuild, s.alias, got, fingerprint)
@@ -197,9 +206,9 @@ func (s *Store) createClass(ctx context.Context, name, fingerprint string) error
 			{Name: "event", DataType: text, Tokenization: "field", IndexSearchable: off},
 			{Name: "app", DataType: text, IndexFilterable: off, IndexSearchable: off},
 			{Name: "user", DataType: text, IndexFilterable: off, IndexSearchable: off},
-			{Name: "author", DataType: text, IndexFilterable: off, IndexSearchable: off},
-			{Name: "role", DataType: text, IndexFilterable: off, IndexSearchable: off},
-			{Name: "time", DataType: text, IndexFilterable: off, IndexSearchable: off},
+			{Name: "author", DataType: text, Tokenization: "field", IndexSearchable: off},
+			{Name: "role", DataType: text, Tokenization: "field", IndexSearchable: off},
+			{Name: "time", DataType: []string{"date"}},
 			{Name: "text", DataType: text, IndexFilterable: off, IndexSearchable: off},
 			{Name: "seq", DataType: []string{"int"}, IndexFilterable: off, IndexRangeFilters: off},
 		},
@@ -340,14 +349,26 @@ var resultFields = []graphql.Field{{Name: "session"}, {Name: "event"}, {Name: "a
 
 func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) ([]index.SearchResult, error) {
 	gql := s.client.GraphQL()
-	get := gql.Get().WithClassName(s.alias).WithTenant(tenant(o)).WithFields(resultFields...).WithLimit(q.Limit)
+	class := s.alias
+	where := whereOf(q.Filter)
+	if where != nil {
+		// Filters name the physical collection (see Missing).
+		var err error
+		if class, err = s.liveClass(ctx); err != nil {
+			return nil, err
+		}
+	}
+	get := gql.Get().WithClassName(class).WithTenant(tenant(o)).WithFields(resultFields...).WithLimit(q.Limit)
+	if where != nil {
+		get = get.WithWhere(where)
+	}
 	byDistance := q.Vector != nil
 	if byDistance {
 		get = get.WithNearVector(gql.NearVectorArgBuilder().WithVector(q.Vector))
 	} else {
 		get = get.WithBM25(gql.Bm25ArgBuilder().WithQuery(strings.Join(q.Terms, " ")).WithProperties("terms"))
 	}
-	rows, err := s.get(ctx, get, s.alias)
+	rows, err := s.get(ctx, get, class)
 	if err != nil {
 		return nil, err
 	}
@@ -371,6 +392,30 @@ func (s *Store) Search(ctx context.Context, o index.Owner, q index.StoreQuery) (
 		out = append(out, d.Result(score))
 	}
 	return out, nil
+}
+
+// whereOf is the filter that keeps what f keeps, nil for none.
+func whereOf(f index.Filter) *filters.WhereBuilder {
+	var and []*filters.WhereBuilder
+	for _, c := range []struct{ path, value string }{{"session", f.SessionID}, {"author", f.Author}, {"role", f.Role}} {
+		if c.value != "" {
+			and = append(and, filters.Where().WithPath([]string{c.path}).WithOperator(filters.Equal).WithValueText(c.value))
+		}
+	}
+	from, to := f.Window()
+	if !from.IsZero() {
+		and = append(and, filters.Where().WithPath([]string{"time"}).WithOperator(filters.GreaterThanEqual).WithValueDate(from))
+	}
+	if !to.IsZero() {
+		and = append(and, filters.Where().WithPath([]string{"time"}).WithOperator(filters.LessThanEqual).WithValueDate(to))
+	}
+	switch len(and) {
+	case 0:
+		return nil
+	case 1:
+		return and[0]
+	}
+	return filters.Where().WithOperator(filters.And).WithOperands(and)
 }
 
 func str(v any) string { s, _ := v.(string); return s }

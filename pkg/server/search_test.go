@@ -1,0 +1,73 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// memory:search takes the filters and the recency half-life in its body,
+// and what a search finds is the filtered user's and nobody else's.
+func TestSearchFiltersAndRecency(t *testing.T) {
+	s := newTestServer(t, nil)
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "home"})
+	do(t, s, "POST", "/v1/apps/a/users/bob/sessions", adminKey, map[string]any{"session_id": "bobs"})
+	for _, e := range []struct{ user, session, id, author, role, text, at string }{
+		{"alice", "home", "e1", "Alice", "user", "I live on Elm Street, the Elm Street flat", "2026-03-01T12:00:00Z"},
+		{"alice", "home", "e2", "agent", "assistant", "Noted: Elm Street", "2026-03-02T12:00:00Z"},
+		{"alice", "home", "e3", "Alice", "user", "I moved to a street by the river", "2026-03-20T12:00:00Z"},
+		{"bob", "bobs", "b1", "Alice", "user", "Elm Street is where bob's friend Alice lives", "2026-03-05T12:00:00Z"},
+	} {
+		w := do(t, s, "POST", "/v1/apps/a/users/"+e.user+"/sessions/"+e.session+"/events", adminKey, map[string]any{"id": e.id, "author": e.author, "timestamp": e.at,
+			"message": map[string]any{"role": e.role, "parts": []any{map[string]any{"type": "text", "text": e.text}}}})
+		if w.Code != 201 {
+			t.Fatal(w.Code, w.Body)
+		}
+	}
+	type result struct {
+		EventID string                        `json:"event_id"`
+		Signals map[string]struct{ Rank int } `json:"signals"`
+	}
+	search := func(body map[string]any) []result {
+		t.Helper()
+		body["query"] = "Elm Street"
+		w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, body)
+		if w.Code != 200 {
+			t.Fatalf("search %v: %d %s", body, w.Code, w.Body)
+		}
+		var out struct{ Results []result }
+		json.Unmarshal(w.Body.Bytes(), &out)
+		return out.Results
+	}
+	ids := func(rs []result) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.EventID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		body map[string]any
+		want []string
+	}{
+		{map[string]any{"author": "Alice"}, []string{"e1", "e3"}},
+		{map[string]any{"role": "assistant"}, []string{"e2"}},
+		{map[string]any{"session_id": "home", "after": "2026-03-02"}, []string{"e2", "e3"}},
+		{map[string]any{"before": "2026-03-02T12:00:00Z"}, []string{"e1"}},
+		{map[string]any{"session_id": "bobs"}, nil},
+	} {
+		got := ids(search(tc.body))
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("search %v found %q, want %q", tc.body, got, tc.want)
+		}
+	}
+	plain := search(map[string]any{"author": "Alice"})
+	if got := ids(plain); !slices.Equal(got, []string{"e1", "e3"}) {
+		t.Errorf("without recency found %q, want the Elm Street flat first", got)
+	}
+	recent := search(map[string]any{"author": "Alice", "recency_half_life": "3d"})
+	if got := ids(recent); !slices.Equal(got, []string{"e3", "e1"}) || recent[0].Signals["recency"].Rank != 1 {
+		t.Errorf("preferring recent found %q (%+v), want the move first, with its recency signal", got, recent)
+	}
+}
