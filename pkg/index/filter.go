@@ -79,13 +79,20 @@ func (f Filter) validate() error {
 }
 
 // DefaultRecencyHalfLife is the half-life of the search_memory tool's
-// prefer_recent: a message a week older than the newest found counts half
-// as much.
+// prefer_recent.
 const DefaultRecencyHalfLife = 7 * 24 * time.Hour
 
+// recencyFloor is the weight an arbitrarily old result keeps. Without
+// one, a recent message that the query barely matches (found by meaning
+// alone, far down the list) overtook the messages that answer it as soon
+// as they were a few half-lives older: preferring recent results should
+// order the relevant ones, not replace them.
+const recencyFloor = 0.25
+
 // preferRecent weighs each result by its age, counted from the newest
-// result: one half-life older halves its score. The weight is the result's
-// "recency" signal, ranked from the newest.
+// result: the weight falls from 1 toward recencyFloor, halfway there after
+// one half-life. The weight is the result's "recency" signal, ranked from
+// the newest.
 func preferRecent(results []SearchResult, halfLife time.Duration) {
 	if len(results) == 0 {
 		return
@@ -98,7 +105,7 @@ func preferRecent(results []SearchResult, halfLife time.Duration) {
 	slices.SortStableFunc(byAge, func(a, b int) int { return results[b].Timestamp.Compare(results[a].Timestamp) })
 	for rank, i := range byAge {
 		r := &results[i]
-		weight := math.Exp2(-newest.Sub(r.Timestamp).Seconds() / halfLife.Seconds())
+		weight := recencyWeight(newest.Sub(r.Timestamp), halfLife)
 		r.Score *= weight // scores are positive: bestMatches keeps no other
 		r.Signals = maps.Clone(r.Signals)
 		if r.Signals == nil {
@@ -107,6 +114,11 @@ func preferRecent(results []SearchResult, halfLife time.Duration) {
 		r.Signals[SignalRecency] = Signal{Rank: rank + 1, Score: weight}
 	}
 	sortResults(results)
+}
+
+// recencyWeight is the weight of a result age older than the newest.
+func recencyWeight(age, halfLife time.Duration) float64 {
+	return recencyFloor + (1-recencyFloor)*math.Exp2(-age.Seconds()/halfLife.Seconds())
 }
 
 // SignalRecency names the recency signal of a search that prefers recent

@@ -67,8 +67,10 @@ type SearchRequest struct {
 	// Filter keeps the search to some of the user's events.
 	Filter Filter
 	// RecencyHalfLife, when set, prefers recent results: among the best
-	// candidates, a result one half-life older than the newest counts half
-	// as much (its "recency" signal says by how much).
+	// candidates, a result's weight falls with its age (from the newest)
+	// from 1 toward 1/4, halfway there after one half-life, so that it
+	// orders the relevant results and does not replace them with recent
+	// ones the query barely matches. Its "recency" signal is the weight.
 	RecencyHalfLife time.Duration
 }
 

@@ -51,7 +51,7 @@ func (t *SearchMemoryTool) Parameters() map[string]any {
 			"after":      map[string]any{"type": "string", "description": "Only messages after this time: an RFC 3339 timestamp or a date (YYYY-MM-DD, midnight UTC)"},
 			"before":     map[string]any{"type": "string", "description": "Only messages before this time: an RFC 3339 timestamp or a date (YYYY-MM-DD, midnight UTC)"},
 			"prefer_recent": map[string]any{"type": "boolean",
-				"description": "Rank newer messages higher: a message a week older than the newest found counts half as much"},
+				"description": "Rank newer messages higher among those that match: the older a message, the less it counts (down to a quarter)"},
 		},
 		"required":             []string{"query"},
 		"additionalProperties": false,

@@ -30,7 +30,9 @@ func TestSearchFiltersAndRecency(t *testing.T) {
 	}
 	search := func(body map[string]any) []result {
 		t.Helper()
-		body["query"] = "Elm Street"
+		if body["query"] == nil {
+			body["query"] = "Elm Street"
+		}
 		w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, body)
 		if w.Code != 200 {
 			t.Fatalf("search %v: %d %s", body, w.Code, w.Body)
@@ -62,11 +64,11 @@ func TestSearchFiltersAndRecency(t *testing.T) {
 			t.Errorf("search %v found %q, want %q", tc.body, got, tc.want)
 		}
 	}
-	plain := search(map[string]any{"author": "Alice"})
+	plain := search(map[string]any{"query": "street", "author": "Alice"})
 	if got := ids(plain); !slices.Equal(got, []string{"e1", "e3"}) {
 		t.Errorf("without recency found %q, want the Elm Street flat first", got)
 	}
-	recent := search(map[string]any{"author": "Alice", "recency_half_life": "3d"})
+	recent := search(map[string]any{"query": "street", "author": "Alice", "recency_half_life": "3d"})
 	if got := ids(recent); !slices.Equal(got, []string{"e3", "e1"}) || recent[0].Signals["recency"].Rank != 1 {
 		t.Errorf("preferring recent found %q (%+v), want the move first, with its recency signal", got, recent)
 	}
