@@ -226,6 +226,21 @@ func TestIsolation(t *testing.T) {
 	if msg := call(t, bob, "search_memory", map[string]any{"query": "x", "user_id": "alice"}, nil); msg == "" {
 		t.Error("search_memory accepted a user_id argument")
 	}
+	// A filter narrows bob's memory: naming alice's session finds nothing,
+	// naming his own finds that session only.
+	call(t, bob, "search_memory", map[string]any{"query": "lighthouse", "session_id": "alice-1"}, &found)
+	if len(found.Results) != 0 {
+		t.Errorf("bob's search of alice's session found %+v", found.Results)
+	}
+	call(t, bob, "search_memory", map[string]any{"query": "lighthouse", "session_id": "bob-1", "role": "user", "prefer_recent": true}, &found)
+	if len(found.Results) == 0 {
+		t.Error("bob's search of his own session found nothing")
+	}
+	for _, r := range found.Results {
+		if r.SessionID != "bob-1" {
+			t.Errorf("bob's search of session bob-1 found %+v", r)
+		}
+	}
 	if msg := call(t, bob, "get_session", map[string]any{"session_id": "alice-0"}, nil); !strings.Contains(msg, "no session") {
 		t.Errorf("bob reading alice's session: %q, want not found", msg)
 	}
@@ -299,6 +314,9 @@ func TestBadInput(t *testing.T) {
 		{"memory_store", map[string]any{"key": "k", "value": strings.Repeat("v", 1<<20)}, "value_too_long"},
 		{"search_memory", map[string]any{}, "query"},
 		{"search_memory", map[string]any{"query": []string{"x"}}, "query"},
+		{"search_memory", map[string]any{"query": "x", "role": "owner"}, "role"},
+		{"search_memory", map[string]any{"query": "x", "after": "last week"}, "after"},
+		{"search_memory", map[string]any{"query": "x", "prefer_recent": "yes"}, "prefer_recent"},
 		{"get_session", map[string]any{}, "session_id"},
 		{"get_session", map[string]any{"session_id": "alice-0", "limit": "ten"}, "limit"},
 		{"get_session", map[string]any{"session_id": "alice-0", "limit": 1000}, "limit"},
