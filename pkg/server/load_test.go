@@ -16,6 +16,7 @@ import (
 
 	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/index"
 )
 
 // BenchmarkLoad drives a real HTTP server on loopback: appends with 1, 2,
@@ -60,6 +61,14 @@ func BenchmarkLoad(b *testing.B) {
 						return fmt.Sprintf("%s/v1/apps/load/users/u%d/sessions/s%d/events", srv.URL, i, i), appendBody(n)
 					}, client)
 				})
+			}
+			// Searches are measured once every event has its vector: an
+			// index that embeds in the background would be embedding
+			// meanwhile, on the cores the searches use.
+			if idx, ok := svcs.Index.(*index.Index); ok {
+				if err := idx.AwaitVectors(b.Context()); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.Run("search/clients=8", func(b *testing.B) {
 				runLoad(b, 8, func(i, n int) (string, string) {
