@@ -238,14 +238,19 @@ func (b *vectorBatch) addSession(_ context.Context, o Owner, sessionID string, d
 func (b *vectorBatch) clearSession(context.Context, Owner, string) error { return nil }
 
 // writeVectors embeds the batch at once, then writes each document the
-// store still holds again, with its terms and its vector. The writes hold
+// store still holds again, with its terms and its vector (a hybrid index's:
+// prepare keeps each of them, with or without a vector). The writes hold
 // the follower's lock, so a deletion the follower applies is never undone.
 func (x *Index) writeVectors(ctx context.Context, batch vectorBatch) error {
 	var all []Document
+	var owners []Owner
 	for _, s := range batch {
 		all = append(all, s.docs...)
+		for range s.docs {
+			owners = append(owners, s.owner)
+		}
 	}
-	stored, err := x.prepare(ctx, all, true)
+	stored, err := x.prepare(ctx, all, true, func(i int, err error) { x.refusedOf(owners[i], all)(i, err) })
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func inStore[D interface{ event() string }](ctx context.Context, x *Index, o Own
 // write tokenizes docs, embeds them unless vectors come later, and writes
 // them to w.
 func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
-	stored, err := x.prepare(ctx, docs, x.lane == nil)
+	stored, err := x.prepare(ctx, docs, x.lane == nil, x.refusedOf(o, docs))
 	if err != nil || len(stored) == 0 {
 		return err
 	}
@@ -141,7 +141,7 @@ func (x *Index) failed(ctx context.Context, doing string, err error) error {
 // a rebuild must go on past one bad document rather than stall for every
 // user. A store that does not answer stops it, to be tried again.
 func (x *Index) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document, vectors bool) error {
-	stored, err := x.prepare(ctx, docs, vectors)
+	stored, err := x.prepare(ctx, docs, vectors, x.refusedOf(o, docs))
 	if err != nil {
 		return err
 	}
@@ -181,11 +181,26 @@ func (x *Index) skip(o Owner, d Document, err error) {
 		"app", o.App, "user", o.User, "session", d.SessionID, "event", d.EventID, "error", err)
 }
 
+// refusedOf records that the embedder refused the text of docs[i], which
+// is then indexed without a vector: by its words alone in a hybrid index,
+// not at all in a vector index.
+func (x *Index) refusedOf(o Owner, docs []Document) func(i int, err error) {
+	return func(i int, err error) {
+		d := docs[i]
+		x.skips.add(SkippedDocument{AppName: o.App, UserID: o.User, SessionID: d.SessionID, EventID: d.EventID,
+			Error: "embedding: " + err.Error(), At: time.Now().UTC()})
+		x.logger().Error("index: the embedder refused a document's text; it has no vector, and a hybrid index finds it by its words (a rebuild tries it again)",
+			"app", o.App, "user", o.User, "session", d.SessionID, "event", d.EventID, "error", err)
+	}
+}
+
 // Skipped reports the documents the store refused and the follower skipped.
 func (x *Index) Skipped() Skips { return x.skips.report() }
 
-// prepare tokenizes docs, and embeds them when vectors is set.
-func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool) ([]StoredDoc, error) {
+// prepare tokenizes docs, and embeds them when vectors is set. A text the
+// embedder refuses (see embedSkipping) is reported to refused and left
+// without a vector: a vector index leaves its document out.
+func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool, refused func(i int, err error)) ([]StoredDoc, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
@@ -198,17 +213,74 @@ func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool) ([]S
 			stored[i].Terms = x.tok.Tokens(d.searchedText())
 		}
 	}
-	if x.embedder != nil && vectors {
-		vecs, err := x.embedder.Embed(ctx, texts)
-		if err != nil {
-			return nil, fmt.Errorf("index: embedding: %w", err)
-		}
-		if len(vecs) != len(docs) {
-			return nil, fmt.Errorf("index: the embedder returned %d vectors for %d texts", len(vecs), len(docs))
-		}
-		for i := range stored {
-			stored[i].Vector = vecs[i]
-		}
+	if x.embedder == nil || !vectors {
+		return stored, nil
+	}
+	vecs, err := x.embedSkipping(ctx, texts, refused)
+	if err != nil {
+		return nil, err
+	}
+	for i := range stored {
+		stored[i].Vector = vecs[i]
+	}
+	if x.kind == KindVector {
+		stored = slices.DeleteFunc(stored, func(d StoredDoc) bool { return d.Vector == nil })
 	}
 	return stored, nil
+}
+
+// embedSkipping embeds texts, one vector each. When the embedder fails on
+// the batch, each text is embedded alone, and a text it fails on twice
+// while it embeds probeText between the two is the text's fault (an API's
+// limit on input, its content filter): it gets no vector, and refused is
+// told, so that one text cannot hold back every later change of every
+// user. An embedder that fails on the probe too is down (or refuses
+// everything: a key, a model), and stops the batch, to be tried again.
+func (x *Index) embedSkipping(ctx context.Context, texts []string, refused func(i int, err error)) ([][]float32, error) {
+	vecs, err := x.embed(ctx, texts)
+	if err == nil || ctx.Err() != nil {
+		return vecs, err
+	}
+	out := make([][]float32, len(texts))
+	for i, text := range texts {
+		if out[i], err = x.embedOne(ctx, text); err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if _, perr := x.embedOne(ctx, probeText); perr != nil {
+			return nil, err
+		}
+		if out[i], err = x.embedOne(ctx, text); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			refused(i, err)
+		}
+	}
+	return out, nil
+}
+
+// probeText is what embedSkipping asks an embedder to embed to tell a
+// refused text from an embedder that is down.
+const probeText = "hello"
+
+func (x *Index) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := x.embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("index: embedding: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("index: the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
+}
+
+func (x *Index) embedOne(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := x.embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
 }
