@@ -9,7 +9,6 @@ package fakepinecone
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -197,8 +196,8 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 		Score    float64        `json:"score"`
 		Metadata map[string]any `json:"metadata,omitempty"`
 	}
-	if err := checkFilter(req.Filter); err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
+	if msg := checkFilter(req.Filter); msg != "" {
+		fail(w, http.StatusBadRequest, msg)
 		return
 	}
 	var matches []match
@@ -300,30 +299,30 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
 	reply(w, map[string]any{})
 }
 
-// checkFilter refuses what Pinecone refuses of a metadata filter: an
+// checkFilter says what Pinecone refuses of a metadata filter: an
 // operator it does not know, a range on something not a number, $in
 // without a list. (Pinecone knows $or, $ne, $nin and $exists too; Hector
 // sends none, so this fake refuses them.)
-func checkFilter(f map[string]any) error {
+func checkFilter(f map[string]any) string {
 	for key, v := range f {
 		if key == "$and" {
 			list, ok := v.([]any)
 			if !ok {
-				return errors.New("Invalid filter: $and takes a list of filters")
+				return "Invalid filter: $and takes a list of filters"
 			}
 			for _, sub := range list {
 				m, ok := sub.(map[string]any)
 				if !ok {
-					return errors.New("Invalid filter: $and takes a list of filters")
+					return "Invalid filter: $and takes a list of filters"
 				}
-				if err := checkFilter(m); err != nil {
-					return err
+				if msg := checkFilter(m); msg != "" {
+					return msg
 				}
 			}
 			continue
 		}
 		if strings.HasPrefix(key, "$") {
-			return fmt.Errorf("Invalid filter: unsupported operator %s", key)
+			return fmt.Sprintf("Invalid filter: unsupported operator %s", key)
 		}
 		ops, ok := v.(map[string]any)
 		if !ok {
@@ -334,18 +333,18 @@ func checkFilter(f map[string]any) error {
 			case "$eq":
 			case "$gt", "$gte", "$lt", "$lte":
 				if _, ok := arg.(float64); !ok {
-					return fmt.Errorf("Invalid filter: %s operator must be used with a number", op)
+					return fmt.Sprintf("Invalid filter: %s operator must be used with a number", op)
 				}
 			case "$in":
 				if _, ok := arg.([]any); !ok {
-					return errors.New("Invalid filter: $in operator must be used with a list")
+					return "Invalid filter: $in operator must be used with a list"
 				}
 			default:
-				return fmt.Errorf("Invalid filter: unsupported operator %s", op)
+				return fmt.Sprintf("Invalid filter: unsupported operator %s", op)
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 // keeps applies a checked filter to a vector's metadata. A range never
