@@ -59,22 +59,70 @@ func (s Scope) String() string {
 	return s.Kind + "\x00" + s.App + "\x00" + s.User + "\x00" + s.SessionID
 }
 
-// Fact is one remembered fact.
+// Fact is one version of a remembered fact. Storing a key again does not
+// overwrite it: the new value supersedes the old, which keeps its value
+// and says until when it held (ValidTo) and what replaced it
+// (SupersededBy). History returns a key's versions, and RecallAt and
+// ListAt what held at a past instant.
 type Fact struct {
+	ID        string    `json:"id"`
 	Key       string    `json:"key"`
 	Value     string    `json:"value"`
 	Category  string    `json:"category"`
 	Tags      []string  `json:"tags,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	CreatedAt time.Time `json:"created_at"` // when the key's first version was written
+	UpdatedAt time.Time `json:"updated_at"` // when this version was written: its ValidFrom
 	ExpiresAt time.Time `json:"expires_at"`
+	ValidFrom time.Time `json:"valid_from"`
+	// ValidTo is when the version stopped holding: superseded by another
+	// (SupersededBy) or invalidated. Nil while it is current.
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	Supersedes   string     `json:"supersedes,omitempty"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Source       Source     `json:"source"`
+	// Decision is what the write that returned the fact did; empty on reads.
+	Decision Decision `json:"decision,omitempty"`
 }
 
-// StoreRequest is a fact to store. A TTL of 0 means the policy's default.
+// Source is where a fact came from: who wrote it, or which conversation
+// it was extracted from.
+type Source struct {
+	Kind string `json:"kind"` // SourceWritten or SourceExtracted
+	// By is what wrote it: a credential's role (admin, app, user), "agent",
+	// "mcp", or "sdk" for a program calling the Go API.
+	By        string   `json:"by,omitempty"`
+	Agent     string   `json:"agent,omitempty"`      // the agent whose tool wrote it
+	SessionID string   `json:"session_id,omitempty"` // the session it was written in, or extracted from
+	EventIDs  []string `json:"event_ids,omitempty"`  // the events it was extracted from
+	Model     string   `json:"model,omitempty"`      // the model that extracted it
+}
+
+// The kinds of source.
+const (
+	SourceWritten   = "written"
+	SourceExtracted = "extracted"
+)
+
+// Decision is what storing a fact did.
+type Decision string
+
+// The decisions.
+const (
+	// Added: the key had no current value.
+	Added Decision = "added"
+	// Updated: the key's value was superseded by the new one.
+	Updated Decision = "updated"
+	// Unchanged: the key already held this value; its expiry was renewed.
+	Unchanged Decision = "unchanged"
+)
+
+// StoreRequest is a fact to store. A TTL of 0 means the policy's default;
+// a Source without a Kind is written by a program ("sdk").
 type StoreRequest struct {
 	Key, Value, Category string
 	Tags                 []string
 	TTL                  time.Duration
+	Source               Source
 }
 
 // maxTTLSeconds is the longest TTL a time.Duration holds, about 292 years.

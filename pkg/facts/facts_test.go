@@ -3,11 +3,13 @@ package facts_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -57,23 +59,114 @@ func TestDatabaseHoldsOnlyCiphertext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Store(t.Context(), facts.UserScope("app", "alice"), facts.StoreRequest{Key: "deploy/tool", Value: "Konflux pipelines"}); err != nil {
-		t.Fatal(err)
+	for _, v := range []string{"Konflux pipelines", "Konflux pipelines, always"} {
+		if _, err := svc.Store(t.Context(), facts.UserScope("app", "alice"), facts.StoreRequest{Key: "deploy/tool", Value: v}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var rows []map[string]any
-	db.Raw("SELECT * FROM facts").Scan(&rows)
-	if len(rows) != 1 {
-		t.Fatalf("%d rows", len(rows))
-	}
-	for col, v := range rows[0] {
-		if b, ok := v.([]byte); ok && bytes.Contains(b, []byte("Konflux")) || strings.Contains(strings.ToLower(asString(v)), "konflux") {
-			t.Errorf("column %s holds the value in the clear: %v", col, v)
+	for _, table := range []string{"facts", "fact_history"} { // the current version and the one it superseded
+		var rows []map[string]any
+		db.Raw("SELECT * FROM " + table).Scan(&rows)
+		if len(rows) != 1 {
+			t.Fatalf("%d rows in %s", len(rows), table)
+		}
+		for col, v := range rows[0] {
+			if b, ok := v.([]byte); ok && bytes.Contains(b, []byte("Konflux")) || strings.Contains(strings.ToLower(asString(v)), "konflux") {
+				t.Errorf("column %s of %s holds the value in the clear: %v", col, table, v)
+			}
 		}
 	}
 	// Moving a sealed value to another key or scope does not make it readable there.
 	db.Exec("UPDATE facts SET fact_key = 'stolen'")
 	if _, err := svc.Recall(t.Context(), facts.UserScope("app", "alice"), "stolen"); !errors.Is(err, facts.ErrWrongKey) {
 		t.Errorf("a value moved to another key: %v", err)
+	}
+}
+
+// Facts written before versions had IDs get one, and their time of
+// writing as the start of their validity, when the service opens.
+func TestOlderFactsGetAnIDAndAValidity(t *testing.T) {
+	db := testdb.SQLite(t)
+	scope := facts.UserScope("app", "alice")
+	svc, err := facts.NewSQL(t.Context(), db, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "k", Value: "from before"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As an older version left it: the columns it did not have, at their defaults.
+	if err := db.Exec("UPDATE facts SET id = '', valid_from_ns = 0, source = NULL, supersedes = ''").Error; err != nil {
+		t.Fatal(err)
+	}
+	svc, err = facts.NewSQL(t.Context(), db, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := svc.Recall(t.Context(), scope, "k")
+	if err != nil || f.ID == "" || !f.ValidFrom.Equal(stored.UpdatedAt) || f.Value != "from before" {
+		t.Fatalf("an older fact after opening = %+v, %v", f, err)
+	}
+	next, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "k", Value: "now"})
+	if err != nil || next.Supersedes != f.ID {
+		t.Errorf("a new value of an older fact = %+v, %v; want it to supersede %s", next, err, f.ID)
+	}
+}
+
+// Two processes writing one key at once: every write is a version of one
+// history, none lost, none current twice.
+func TestWritersInTwoProcessesKeepOneHistory(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres} {
+		t.Run(name, func(t *testing.T) {
+			if name == "postgres" {
+				testdb.Postgres(t)
+			}
+			db := open(t)
+			scope := facts.UserScope("app", "alice")
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			written := 0
+			for w := range 2 {
+				svc, err := facts.NewSQL(t.Context(), db, testKey) // each has its own write lock, as a process would
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 20 {
+						if _, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "k", Value: fmt.Sprintf("writer %d, value %d", w, i)}); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						written++
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			svc, _ := facts.NewSQL(t.Context(), db, testKey)
+			versions, err := svc.History(t.Context(), scope, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(versions) != written {
+				t.Errorf("%d versions for %d writes", len(versions), written)
+			}
+			current := 0
+			for i, v := range versions {
+				if v.ValidTo == nil {
+					current++
+				} else if v.SupersededBy != versions[i+1].ID {
+					t.Errorf("version %d is superseded by %s, the next is %s", i, v.SupersededBy, versions[i+1].ID)
+				}
+			}
+			if current != 1 {
+				t.Errorf("%d current versions", current)
+			}
+		})
 	}
 }
 

@@ -8,73 +8,167 @@ import (
 	"time"
 )
 
+// memoryStorage keeps every version of each key, oldest first: the last
+// one is current unless it has ended.
 type memoryStorage struct {
 	mu     sync.Mutex
-	facts  map[string]map[string]record // scope -> key -> record
+	facts  map[string]map[string][]record // scope -> key -> versions
 	sealed []byte
 }
 
-func newMemoryStorage() *memoryStorage { return &memoryStorage{facts: map[string]map[string]record{}} }
+func newMemoryStorage() *memoryStorage { return &memoryStorage{facts: map[string]map[string][]record{}} }
 
-func (m *memoryStorage) put(ctx context.Context, r record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	scope := m.facts[r.Scope.String()]
-	if scope == nil {
-		scope = map[string]record{}
-		m.facts[r.Scope.String()] = scope
+// currentOf returns the key's current version, live or not; callers hold mu.
+func (m *memoryStorage) currentOf(s Scope, key string) *record {
+	vs := m.facts[s.String()][key]
+	if len(vs) == 0 || !vs[len(vs)-1].current() {
+		return nil
 	}
-	if old, ok := scope[r.Key]; ok && old.ExpiresAt.After(r.UpdatedAt) {
-		r.CreatedAt = old.CreatedAt
-	}
-	r.Tags = slices.Clone(r.Tags)
-	scope[r.Key] = r
-	return nil
+	return &vs[len(vs)-1]
 }
 
 func (m *memoryStorage) get(ctx context.Context, s Scope, key string, now time.Time) (*record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.facts[s.String()][key]
-	if !ok || !r.ExpiresAt.After(now) {
+	r := m.currentOf(s, key)
+	if r == nil || !r.ExpiresAt.After(now) {
 		return nil, nil
 	}
-	return &r, nil
+	out := clone(*r)
+	return &out, nil
+}
+
+func clone(r record) record {
+	r.Tags = slices.Clone(r.Tags)
+	r.Source.EventIDs = slices.Clone(r.Source.EventIDs)
+	return r
+}
+
+func (m *memoryStorage) replace(ctx context.Context, prev *record, next record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	keys := m.facts[next.Scope.String()]
+	if keys == nil {
+		keys = map[string][]record{}
+		m.facts[next.Scope.String()] = keys
+	}
+	vs := keys[next.Key]
+	cur := m.currentOf(next.Scope, next.Key)
+	switch {
+	case prev != nil && (cur == nil || cur.ID != prev.ID):
+		return errMoved
+	case prev == nil && cur != nil && cur.ExpiresAt.After(next.ValidFrom):
+		return errMoved
+	case prev == nil && cur != nil: // expired: gone
+		vs = vs[:len(vs)-1]
+	case prev != nil:
+		cur.ValidTo, cur.SupersededBy = next.ValidFrom, next.ID
+	}
+	lengthen(vs, next.ExpiresAt)
+	keys[next.Key] = append(vs, clone(next))
+	return nil
+}
+
+func (m *memoryStorage) end(ctx context.Context, prev record, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.currentOf(prev.Scope, prev.Key)
+	if cur == nil || cur.ID != prev.ID {
+		return errMoved
+	}
+	cur.ValidTo = at
+	return nil
+}
+
+func (m *memoryStorage) extend(ctx context.Context, prev record, expires time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.currentOf(prev.Scope, prev.Key)
+	if cur == nil || cur.ID != prev.ID {
+		return errMoved
+	}
+	lengthen(m.facts[prev.Scope.String()][prev.Key], expires)
+	cur.ExpiresAt = expires
+	return nil
+}
+
+// lengthen keeps a key's history as long as its newest version: a past
+// version expires no earlier than expires.
+func lengthen(vs []record, expires time.Time) {
+	for i := range vs {
+		if vs[i].ExpiresAt.Before(expires) {
+			vs[i].ExpiresAt = expires
+		}
+	}
+}
+
+func (m *memoryStorage) versions(ctx context.Context, s Scope, key string) ([]record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record
+	for _, r := range m.facts[s.String()][key] {
+		out = append(out, clone(r))
+	}
+	return out, nil
 }
 
 func (m *memoryStorage) list(ctx context.Context, s Scope, prefix, category string, now time.Time) ([]record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []record
-	for _, r := range m.facts[s.String()] {
-		if r.ExpiresAt.After(now) && strings.HasPrefix(r.Key, prefix) && (category == "" || r.Category == category) {
-			out = append(out, r)
+	for key := range m.facts[s.String()] {
+		if r := m.currentOf(s, key); r != nil && r.ExpiresAt.After(now) && matches(r, prefix, category) {
+			out = append(out, clone(*r))
 		}
 	}
 	sortNewestFirst(out)
 	return out, nil
 }
 
+func (m *memoryStorage) listAt(ctx context.Context, s Scope, prefix, category string, t time.Time) ([]record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record
+	for _, vs := range m.facts[s.String()] {
+		for _, r := range vs {
+			if r.validAt(t) && matches(&r, prefix, category) {
+				out = append(out, clone(r))
+			}
+		}
+	}
+	sortNewestFirst(out)
+	return out, nil
+}
+
+func matches(r *record, prefix, category string) bool {
+	return strings.HasPrefix(r.Key, prefix) && (category == "" || r.Category == category)
+}
+
 func sortNewestFirst(rs []record) {
 	slices.SortFunc(rs, func(a, b record) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+		if c := b.ValidFrom.Compare(a.ValidFrom); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
 	})
 }
 
+// remove deletes whole keys: every version of each key whose newest
+// version matches.
 func (m *memoryStorage) remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for k, r := range m.facts[s.String()] {
-		if (key == "" || k == key) && (category == "" || r.Category == category) {
-			if r.ExpiresAt.After(now) {
-				n++
-			}
-			delete(m.facts[s.String()], k)
+	keys := m.facts[s.String()]
+	for k, vs := range keys {
+		newest := vs[len(vs)-1]
+		if key != "" && k != key || category != "" && newest.Category != category {
+			continue
 		}
+		if newest.current() && newest.ExpiresAt.After(now) {
+			n++
+		}
+		delete(keys, k)
 	}
 	return n, nil
 }
@@ -83,8 +177,8 @@ func (m *memoryStorage) usedChars(ctx context.Context, s Scope, exceptKey string
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for k, r := range m.facts[s.String()] {
-		if k != exceptKey && r.ExpiresAt.After(now) {
+	for k := range m.facts[s.String()] {
+		if r := m.currentOf(s, k); r != nil && k != exceptKey && r.ExpiresAt.After(now) {
 			n += r.ValueChars
 		}
 	}
@@ -95,11 +189,14 @@ func (m *memoryStorage) sweep(ctx context.Context, now time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for _, scope := range m.facts {
-		for k, r := range scope {
-			if !r.ExpiresAt.After(now) {
-				delete(scope, k)
-				n++
+	for _, keys := range m.facts {
+		for k, vs := range keys {
+			kept := slices.DeleteFunc(vs, func(r record) bool { return !r.ExpiresAt.After(now) })
+			n += len(vs) - len(kept)
+			if len(kept) == 0 {
+				delete(keys, k)
+			} else {
+				keys[k] = kept
 			}
 		}
 	}

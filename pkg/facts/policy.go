@@ -67,7 +67,34 @@ func (p Policy) normalize(req StoreRequest) StoreRequest {
 	if req.TTL == 0 {
 		req.TTL = p.DefaultTTL
 	}
+	if req.Source.Kind == "" {
+		req.Source.Kind = SourceWritten
+	}
+	if req.Source.By == "" && req.Source.Kind == SourceWritten {
+		req.Source.By = "sdk"
+	}
 	return req
+}
+
+// maxSourceText bounds each of a source's names, maxSourceEvents its events.
+const (
+	maxSourceText   = 256
+	maxSourceEvents = 100
+)
+
+func (p Policy) checkSource(src Source) error {
+	if src.Kind != SourceWritten && src.Kind != SourceExtracted {
+		return refuse("source_invalid", "source kind %q is not %s or %s", src.Kind, SourceWritten, SourceExtracted)
+	}
+	if len(src.EventIDs) > maxSourceEvents {
+		return refuse("source_invalid", "a fact comes from at most %d events, not %d", maxSourceEvents, len(src.EventIDs))
+	}
+	for _, text := range append([]string{src.By, src.Agent, src.SessionID, src.Model}, src.EventIDs...) {
+		if len(text) > maxSourceText || !utf8.ValidString(text) || strings.ContainsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return refuse("source_invalid", "a source's names are at most %d bytes of UTF-8 without control characters", maxSourceText)
+		}
+	}
+	return nil
 }
 
 // Check applies every rule but the scope budget to a normalized request.
@@ -102,6 +129,9 @@ func (p Policy) Check(req StoreRequest) error {
 		return refuse("ttl_too_short", "a TTL of %s is under the minimum of %s", req.TTL, p.MinTTL)
 	case req.TTL > p.MaxTTL:
 		return refuse("ttl_too_long", "a TTL of %s is over the maximum of %s: facts are not kept forever", req.TTL, p.MaxTTL)
+	}
+	if err := p.checkSource(req.Source); err != nil {
+		return err
 	}
 	for _, text := range []string{req.Key, req.Value} {
 		if LooksLikeSecret(text) {

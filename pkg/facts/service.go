@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 )
 
@@ -72,8 +74,10 @@ func newService(ctx context.Context, st storage, key []byte, opts []Option) (*Se
 	return s, nil
 }
 
-// Store validates and stores a fact; the same key again replaces its value
-// and refreshes its time.
+// Store validates and stores a fact. Storing a key that holds another
+// value supersedes it: the old version moves to the key's history, ended
+// now; the same value again only renews its expiry. The returned fact's
+// Decision says which.
 func (s *Service) Store(ctx context.Context, scope Scope, req StoreRequest) (*Fact, error) {
 	if err := scope.check(); err != nil {
 		return nil, err
@@ -84,7 +88,54 @@ func (s *Service) Store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	req = s.policy.normalize(req)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	return whileMoved(ctx, func() (*Fact, error) { return s.store(ctx, scope, req) })
+}
+
+// maxAttempts bounds how often whileMoved writes.
+const maxAttempts = 10
+
+// whileMoved makes a write until the key does not change under it.
+// Another process may write the key between a write's read and its change
+// (writeMu is this process's alone): the change is then refused, having
+// changed nothing, and made again on what is there now. Each refusal is
+// another writer's progress; a short random wait keeps two from meeting
+// again and again.
+func whileMoved(ctx context.Context, write func() (*Fact, error)) (*Fact, error) {
+	for attempt := 1; ; attempt++ {
+		f, err := write()
+		if !errors.Is(err, errMoved) || attempt == maxAttempts {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(2*attempt)) * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fact, error) {
 	now := s.now().UTC()
+	prev, err := s.st.get(ctx, scope, req.Key, now)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		old, err := s.fact(*prev)
+		if err != nil {
+			return nil, err
+		}
+		if old.Value == req.Value && old.Category == req.Category && slices.Equal(old.Tags, req.Tags) {
+			if expires := now.Add(req.TTL); expires.After(prev.ExpiresAt) {
+				if err := s.st.extend(ctx, *prev, expires); err != nil {
+					return nil, err
+				}
+				old.ExpiresAt = expires
+			}
+			old.Decision = Unchanged
+			return &old, nil
+		}
+	}
 	chars := utf8.RuneCountInString(req.Value)
 	used, err := s.st.usedChars(ctx, scope, req.Key, now)
 	if err != nil {
@@ -93,12 +144,27 @@ func (s *Service) Store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	if used+chars > s.policy.MaxScopeChars {
 		return nil, refuse("scope_full", "this scope holds %d characters of facts; %d more would pass the limit of %d: forget some first", used, chars, s.policy.MaxScopeChars)
 	}
-	r := record{Scope: scope, Key: req.Key, Category: req.Category, Tags: req.Tags, ValueChars: chars,
-		Sealed: s.sealer.seal(req.Value, scope.String()+"\x00"+req.Key), CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(req.TTL)}
-	if err := s.st.put(ctx, r); err != nil {
+	next := record{ID: uuid.NewString(), Scope: scope, Key: req.Key, Category: req.Category, Tags: req.Tags, ValueChars: chars,
+		Sealed: s.sealer.seal(req.Value, scope.String()+"\x00"+req.Key), Source: req.Source, CreatedAt: now, ValidFrom: now, ExpiresAt: now.Add(req.TTL)}
+	decision := Added
+	if prev != nil {
+		// A clock behind the previous writer's never makes a version end before it began.
+		next.ValidFrom = maxTime(now, prev.ValidFrom)
+		next.CreatedAt, next.Supersedes, decision = prev.CreatedAt, prev.ID, Updated
+	}
+	if err := s.st.replace(ctx, prev, next); err != nil {
 		return nil, err
 	}
-	return s.Recall(ctx, scope, req.Key)
+	f, err := s.fact(next)
+	f.Decision = decision
+	return &f, err
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (s *Service) fact(r record) (Fact, error) {
@@ -106,7 +172,24 @@ func (s *Service) fact(r record) (Fact, error) {
 	if err != nil {
 		return Fact{}, fmt.Errorf("facts: fact %q: %w", r.Key, err)
 	}
-	return Fact{Key: r.Key, Value: value, Category: r.Category, Tags: r.Tags, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt}, nil
+	f := Fact{ID: r.ID, Key: r.Key, Value: value, Category: r.Category, Tags: r.Tags, CreatedAt: r.CreatedAt, UpdatedAt: r.ValidFrom,
+		ExpiresAt: r.ExpiresAt, ValidFrom: r.ValidFrom, Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Source: r.Source}
+	if !r.current() {
+		f.ValidTo = &r.ValidTo
+	}
+	return f, nil
+}
+
+func (s *Service) facts(recs []record) ([]Fact, error) {
+	out := make([]Fact, 0, len(recs))
+	for _, r := range recs {
+		f, err := s.fact(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // Recall returns one live fact, or ErrNotFound.
@@ -125,6 +208,80 @@ func (s *Service) Recall(ctx context.Context, scope Scope, key string) (*Fact, e
 	return &f, err
 }
 
+// RecallAt returns the version of a fact that held at t, or ErrNotFound.
+func (s *Service) RecallAt(ctx context.Context, scope Scope, key string, t time.Time) (*Fact, error) {
+	versions, err := s.History(ctx, scope, key)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		if f := &versions[i]; !f.ValidFrom.After(t) && (f.ValidTo == nil || f.ValidTo.After(t)) && f.ExpiresAt.After(t) {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q at %s", ErrNotFound, key, t.Format(time.RFC3339))
+}
+
+// History returns every version of a fact still kept, oldest first: each
+// superseded one ends where the next begins, and names it. ErrNotFound if
+// there is none.
+func (s *Service) History(ctx context.Context, scope Scope, key string) ([]Fact, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	recs, err := s.st.versions(ctx, scope, strings.TrimSpace(key))
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	recs = slices.DeleteFunc(recs, func(r record) bool { return !r.ExpiresAt.After(now) })
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+	}
+	return s.facts(recs)
+}
+
+// Invalidate ends a fact's current version without a successor: it no
+// longer holds, and stays in the key's history.
+func (s *Service) Invalidate(ctx context.Context, scope Scope, key string) (*Fact, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	key = strings.TrimSpace(key)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return whileMoved(ctx, func() (*Fact, error) {
+		now := s.now().UTC()
+		prev, err := s.st.get(ctx, scope, key, now)
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, key)
+		}
+		ended := *prev
+		ended.ValidTo = maxTime(now, prev.ValidFrom)
+		if err := s.st.end(ctx, *prev, ended.ValidTo); err != nil {
+			return nil, err
+		}
+		f, err := s.fact(ended)
+		return &f, err
+	})
+}
+
+// ListAt returns the facts that held at t, as List does now.
+func (s *Service) ListAt(ctx context.Context, scope Scope, prefix, category string, t time.Time) ([]Fact, error) {
+	if err := scope.check(); err != nil {
+		return nil, err
+	}
+	recs, err := s.st.listAt(ctx, scope, prefix, category, t)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	return s.facts(slices.DeleteFunc(recs, func(r record) bool { return !r.ExpiresAt.After(now) }))
+}
+
 // List returns the live facts whose key starts with prefix (and of one
 // category, if given), newest first.
 func (s *Service) List(ctx context.Context, scope Scope, prefix, category string) ([]Fact, error) {
@@ -135,15 +292,7 @@ func (s *Service) List(ctx context.Context, scope Scope, prefix, category string
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Fact, 0, len(recs))
-	for _, r := range recs {
-		f, err := s.fact(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, nil
+	return s.facts(recs)
 }
 
 // Delete removes one fact.

@@ -50,6 +50,11 @@ func Run(t *testing.T, newService Factory) {
 		{"Budget", testBudget},
 		{"ContextAndSummary", testContextAndSummary},
 		{"Validation", testValidation},
+		{"History", testHistory},
+		{"InvalidateAndForget", testInvalidateAndForget},
+		{"HistoryExpiry", testHistoryExpiry},
+		{"Provenance", testProvenance},
+		{"HistoryProperty", testHistoryProperty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}

@@ -1,0 +1,284 @@
+package factstest
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/pkg/facts"
+)
+
+// A key stored again keeps its history: each value supersedes the one
+// before, which says until when it held and what replaced it; the same
+// value again adds nothing; the past is read with RecallAt and ListAt.
+func testHistory(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	t0 := clock.Now()
+	write := func(value string, want facts.Decision) *facts.Fact {
+		t.Helper()
+		f, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "home/city", Value: value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Decision != want {
+			t.Errorf("storing %q: decision %q, want %q", value, f.Decision, want)
+		}
+		return f
+	}
+	v1 := write("Lisbon", facts.Added)
+	clock.Advance(time.Hour)
+	v2 := write("Porto", facts.Updated)
+	clock.Advance(time.Hour)
+	if again := write("Porto", facts.Unchanged); again.ID != v2.ID || !again.ExpiresAt.Equal(clock.Now().Add(90*24*time.Hour)) {
+		t.Errorf("the same value again = %+v, want version %s with its expiry renewed", again, v2.ID)
+	}
+	clock.Advance(time.Hour)
+	v3 := write("Faro", facts.Updated)
+
+	versions, err := svc.History(ctx, alice, "home/city")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != 3 {
+		t.Fatalf("history has %d versions, want 3: %+v", len(versions), versions)
+	}
+	for i, want := range []*facts.Fact{v1, v2, v3} {
+		got := versions[i]
+		if got.ID != want.ID || got.Value != want.Value || !got.ValidFrom.Equal(want.ValidFrom) || !got.CreatedAt.Equal(t0) {
+			t.Errorf("version %d = %+v, want %+v created at %v", i, got, want, t0)
+		}
+	}
+	if h := versions[0]; h.SupersededBy != v2.ID || h.ValidTo == nil || !h.ValidTo.Equal(v2.ValidFrom) || h.Supersedes != "" {
+		t.Errorf("the first version = %+v: want it superseded by %s at %v", h, v2.ID, v2.ValidFrom)
+	}
+	if h := versions[1]; h.Supersedes != v1.ID || h.SupersededBy != v3.ID || !h.ValidTo.Equal(v3.ValidFrom) {
+		t.Errorf("the second version = %+v", h)
+	}
+	if h := versions[2]; h.Supersedes != v2.ID || h.SupersededBy != "" || h.ValidTo != nil {
+		t.Errorf("the current version = %+v", h)
+	}
+	if cur, err := svc.Recall(ctx, alice, "home/city"); err != nil || cur.ID != v3.ID {
+		t.Errorf("Recall = %+v, %v; want the current version", cur, err)
+	}
+	for at, want := range map[time.Duration]string{0: "Lisbon", 30 * time.Minute: "Lisbon", time.Hour: "Porto", 150 * time.Minute: "Porto", 3 * time.Hour: "Faro"} {
+		if f, err := svc.RecallAt(ctx, alice, "home/city", t0.Add(at)); err != nil || f.Value != want {
+			t.Errorf("RecallAt(t0+%s) = %+v, %v; want %q", at, f, err, want)
+		}
+	}
+	if _, err := svc.RecallAt(ctx, alice, "home/city", t0.Add(-time.Second)); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("RecallAt before the first version: %v, want ErrNotFound", err)
+	}
+	clock.Advance(time.Minute)
+	store(t, svc, alice, "home/street", "Rua Augusta", "")
+	if fs, err := svc.ListAt(ctx, alice, "home/", "", t0.Add(90*time.Minute)); err != nil || len(fs) != 1 || fs[0].Value != "Porto" {
+		t.Errorf("ListAt(t0+90m) = %+v, %v; want Porto alone (the street came later)", fs, err)
+	}
+	if fs, err := svc.ListAt(ctx, alice, "home/", "", clock.Now()); err != nil || keys(fs) != "home/street home/city" {
+		t.Errorf("ListAt(now) = %q, %v", keys(fs), err)
+	}
+	// Another user's history is out of reach.
+	if _, err := svc.History(ctx, facts.UserScope("app", "bob"), "home/city"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("bob reading alice's history: %v", err)
+	}
+}
+
+// Invalidating ends the current version with no successor: the fact no
+// longer holds, and its history keeps it. Forgetting a key removes every
+// version.
+func testInvalidateAndForget(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	v1 := store(t, svc, alice, "job", "nurse", "")
+	clock.Advance(time.Hour)
+	ended, err := svc.Invalidate(ctx, alice, "job")
+	if err != nil || ended.ID != v1.ID || ended.ValidTo == nil || !ended.ValidTo.Equal(clock.Now()) || ended.SupersededBy != "" {
+		t.Fatalf("Invalidate = %+v, %v", ended, err)
+	}
+	if _, err := svc.Recall(ctx, alice, "job"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("Recall of an invalidated fact: %v", err)
+	}
+	if _, err := svc.Invalidate(ctx, alice, "job"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("invalidating twice: %v", err)
+	}
+	if fs, _ := svc.List(ctx, alice, "", ""); len(fs) != 0 {
+		t.Errorf("List after invalidating = %q", keys(fs))
+	}
+	clock.Advance(time.Hour)
+	v2 := store(t, svc, alice, "job", "doctor", "")
+	if v2.Supersedes != "" || v2.Decision != facts.Added {
+		t.Errorf("a value after an invalidated one = %+v: it supersedes nothing", v2)
+	}
+	versions, err := svc.History(ctx, alice, "job")
+	if err != nil || len(versions) != 2 || versions[0].Value != "nurse" || versions[1].Value != "doctor" {
+		t.Fatalf("history = %+v, %v", versions, err)
+	}
+	if f, err := svc.RecallAt(ctx, alice, "job", v1.ValidFrom.Add(90*time.Minute)); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("RecallAt between the invalidation and the new value = %+v, %v; want nothing", f, err)
+	}
+	if n, err := svc.Forget(ctx, alice, "key:job"); err != nil || n != 1 {
+		t.Errorf("Forget = %d, %v", n, err)
+	}
+	if _, err := svc.History(ctx, alice, "job"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("history after forgetting: %v, want every version gone", err)
+	}
+	if _, err := svc.RecallAt(ctx, alice, "job", v1.ValidFrom); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("the past after forgetting: %v, want nothing", err)
+	}
+	// A key whose only version was invalidated is forgotten too.
+	store(t, svc, alice, "pet", "cat", "")
+	svc.Invalidate(ctx, alice, "pet")
+	if _, err := svc.Forget(ctx, alice, "all"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.History(ctx, alice, "pet"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("an invalidated key after forget all: %v", err)
+	}
+}
+
+// A key's history lives as long as its newest version: an old version
+// with a short TTL is kept while the key is, and goes with it.
+func testHistoryExpiry(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "k", Value: "short-lived", TTL: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "k", Value: "for a day", TTL: 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	if _, err := svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if versions, err := svc.History(ctx, alice, "k"); err != nil || len(versions) != 2 {
+		t.Errorf("history after the first version's own TTL = %+v, %v; want both versions", versions, err)
+	}
+	clock.Advance(24 * time.Hour)
+	if n, err := svc.Sweep(ctx); err != nil || n != 2 {
+		t.Errorf("sweep after the key expired = %d, %v; want both versions", n, err)
+	}
+	if _, err := svc.History(ctx, alice, "k"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("history after the key expired: %v", err)
+	}
+}
+
+// Every fact says where it came from: written by whom, or extracted from
+// which session and events by which model.
+func testProvenance(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	f := store(t, svc, alice, "plain", "written by a program", "")
+	if f.Source.Kind != facts.SourceWritten || f.Source.By != "sdk" {
+		t.Errorf("a fact stored without a source: %+v", f.Source)
+	}
+	src := facts.Source{Kind: facts.SourceExtracted, SessionID: "s1", EventIDs: []string{"e1", "e2"}, Model: "gpt-x"}
+	if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "learned", Value: "likes hiking", Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Recall(ctx, alice, "learned")
+	if err != nil || got.Source.Kind != src.Kind || got.Source.SessionID != "s1" || len(got.Source.EventIDs) != 2 || got.Source.Model != "gpt-x" {
+		t.Errorf("an extracted fact's source = %+v, %v", got.Source, err)
+	}
+	var ve *facts.ValidationError
+	for _, bad := range []facts.Source{{Kind: "guessed"}, {Kind: facts.SourceWritten, Agent: "a\x00b"}, {Kind: facts.SourceExtracted, EventIDs: make([]string, 101)}} {
+		if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "bad", Value: "v", Source: bad}); !errors.As(err, &ve) || ve.Code != "source_invalid" {
+			t.Errorf("source %+v: %v, want source_invalid", bad, err)
+		}
+	}
+}
+
+// Any sequence of writes, supersessions and invalidations keeps a
+// complete, acyclic history, and RecallAt returns what held at each
+// instant: a model of the timeline is checked against the service.
+func testHistoryProperty(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"a", "b", "c"}
+	values := []string{"red", "green", "blue"}
+	type span struct {
+		from  time.Time
+		value string // "" while nothing held
+	}
+	timeline := map[string][]span{}
+	held := func(key string, at time.Time) string {
+		v := ""
+		for _, s := range timeline[key] {
+			if !s.from.After(at) {
+				v = s.value
+			}
+		}
+		return v
+	}
+	start := clock.Now()
+	for step := range 60 {
+		clock.Advance(time.Duration(1+rng.IntN(90)) * time.Minute)
+		key := keys[rng.IntN(len(keys))]
+		now := clock.Now()
+		if rng.IntN(4) == 0 {
+			_, err := svc.Invalidate(ctx, alice, key)
+			if had := held(key, now) != ""; had != (err == nil) {
+				t.Fatalf("step %d: invalidating %s (holding %v): %v", step, key, had, err)
+			}
+			timeline[key] = append(timeline[key], span{now, ""})
+			continue
+		}
+		value := values[rng.IntN(len(values))]
+		if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: key, Value: value}); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if held(key, now) != value {
+			timeline[key] = append(timeline[key], span{now, value})
+		}
+	}
+	for _, key := range keys {
+		versions, err := svc.History(ctx, alice, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChain(t, key, versions)
+		for probe := start; probe.Before(clock.Now().Add(time.Hour)); probe = probe.Add(7 * time.Minute) {
+			f, err := svc.RecallAt(ctx, alice, key, probe)
+			want := held(key, probe)
+			switch {
+			case want == "" && !errors.Is(err, facts.ErrNotFound):
+				t.Fatalf("%s at %v: %+v, %v; want nothing", key, probe, f, err)
+			case want != "" && (err != nil || f.Value != want):
+				t.Fatalf("%s at %v: %+v, %v; want %q", key, probe, f, err, want)
+			}
+		}
+	}
+}
+
+// checkChain checks that versions, oldest first, form a history: each
+// begins no earlier than the one before ends, a superseded version names
+// the next and the next names it, no ID repeats, and only the last may be
+// current.
+func checkChain(t *testing.T, key string, versions []facts.Fact) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, v := range versions {
+		if seen[v.ID] || v.ID == "" {
+			t.Fatalf("%s: version %d has a repeated or empty ID %q", key, i, v.ID)
+		}
+		seen[v.ID] = true
+		last := i == len(versions)-1
+		if v.ValidTo == nil && !last {
+			t.Fatalf("%s: version %d is current but not the last", key, i)
+		}
+		if v.ValidTo != nil && v.ValidTo.Before(v.ValidFrom) {
+			t.Fatalf("%s: version %d ends before it begins", key, i)
+		}
+		if last {
+			break
+		}
+		next := versions[i+1]
+		if next.ValidFrom.Before(*v.ValidTo) {
+			t.Fatalf("%s: version %d begins before version %d ends", key, i+1, i)
+		}
+		if v.SupersededBy != "" && (v.SupersededBy != next.ID || next.Supersedes != v.ID || !next.ValidFrom.Equal(*v.ValidTo)) {
+			t.Fatalf("%s: version %d is superseded by %q, and the next is %s (supersedes %q)", key, i, v.SupersededBy, next.ID, next.Supersedes)
+		}
+		if v.SupersededBy == "" && next.Supersedes != "" {
+			t.Fatalf("%s: version %d was invalidated, yet the next supersedes %q", key, i, next.Supersedes)
+		}
+	}
+}
