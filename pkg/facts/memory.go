@@ -16,7 +16,9 @@ type memoryStorage struct {
 	sealed []byte
 }
 
-func newMemoryStorage() *memoryStorage { return &memoryStorage{facts: map[string]map[string][]record{}} }
+func newMemoryStorage() *memoryStorage {
+	return &memoryStorage{facts: map[string]map[string][]record{}}
+}
 
 // currentOf returns the key's current version, live or not; callers hold mu.
 func (m *memoryStorage) currentOf(s Scope, key string) *record {
