@@ -17,6 +17,27 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for FactDecision.
+const (
+	Added     FactDecision = "added"
+	Unchanged FactDecision = "unchanged"
+	Updated   FactDecision = "updated"
+)
+
+// Valid indicates whether the value is a known member of the FactDecision enum.
+func (e FactDecision) Valid() bool {
+	switch e {
+	case Added:
+		return true
+	case Unchanged:
+		return true
+	case Updated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SearchRequestRole.
 const (
 	Assistant SearchRequestRole = "assistant"
@@ -117,13 +138,35 @@ type Event struct {
 
 // Fact defines model for Fact.
 type Fact struct {
-	Category  *string   `json:"category,omitempty"`
-	CreatedAt *string   `json:"created_at,omitempty"`
-	ExpiresAt *string   `json:"expires_at,omitempty"`
-	Key       *string   `json:"key,omitempty"`
-	Tags      *[]string `json:"tags,omitempty"`
-	UpdatedAt *string   `json:"updated_at,omitempty"`
-	Value     *string   `json:"value,omitempty"`
+	Category  *string       `json:"category,omitempty"`
+	CreatedAt *string       `json:"created_at,omitempty"`
+	Decision  *FactDecision `json:"decision,omitempty"`
+	ExpiresAt *string       `json:"expires_at,omitempty"`
+	Id        *string       `json:"id,omitempty"`
+	Key       *string       `json:"key,omitempty"`
+	Source    *struct {
+		Agent     *string   `json:"agent,omitempty"`
+		By        *string   `json:"by,omitempty"`
+		EventIds  *[]string `json:"event_ids,omitempty"`
+		Kind      *string   `json:"kind,omitempty"`
+		Model     *string   `json:"model,omitempty"`
+		SessionId *string   `json:"session_id,omitempty"`
+	} `json:"source,omitempty"`
+	SupersededBy *string   `json:"superseded_by,omitempty"`
+	Supersedes   *string   `json:"supersedes,omitempty"`
+	Tags         *[]string `json:"tags,omitempty"`
+	UpdatedAt    *string   `json:"updated_at,omitempty"`
+	ValidFrom    *string   `json:"valid_from,omitempty"`
+	ValidTo      *string   `json:"valid_to,omitempty"`
+	Value        *string   `json:"value,omitempty"`
+}
+
+// FactDecision defines model for Fact.Decision.
+type FactDecision string
+
+// FactHistory defines model for FactHistory.
+type FactHistory struct {
+	Versions *[]Fact `json:"versions,omitempty"`
 }
 
 // FactList defines model for FactList.
@@ -214,6 +257,11 @@ type IndexStatus struct {
 	Store     *string        `json:"store,omitempty"`
 	Type      *string        `json:"type,omitempty"`
 	VectorLag *int           `json:"vector_lag,omitempty"`
+}
+
+// InvalidateFact defines model for InvalidateFact.
+type InvalidateFact struct {
+	Key string `json:"key"`
 }
 
 // Message defines model for Message.
@@ -368,6 +416,17 @@ type ListAppUsersParams struct {
 type ListFactsParams struct {
 	Prefix   *string `form:"prefix,omitempty" json:"prefix,omitempty"`
 	Category *string `form:"category,omitempty" json:"category,omitempty"`
+	AsOf     *string `form:"as_of,omitempty" json:"as_of,omitempty"`
+}
+
+// RecallFactParams defines parameters for RecallFact.
+type RecallFactParams struct {
+	AsOf *string `form:"as_of,omitempty" json:"as_of,omitempty"`
+}
+
+// FactHistoryParams defines parameters for FactHistory.
+type FactHistoryParams struct {
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
 }
 
 // ListSessionsParams defines parameters for ListSessions.
@@ -413,6 +472,9 @@ type StoreFactJSONRequestBody = StoreFact
 
 // ForgetFactsJSONRequestBody defines body for ForgetFacts for application/json ContentType.
 type ForgetFactsJSONRequestBody = ForgetFacts
+
+// InvalidateFactJSONRequestBody defines body for InvalidateFact for application/json ContentType.
+type InvalidateFactJSONRequestBody = InvalidateFact
 
 // SearchMemoryJSONRequestBody defines body for SearchMemory for application/json ContentType.
 type SearchMemoryJSONRequestBody = SearchRequest
@@ -606,19 +668,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListFacts List live facts, newest first
+	// ListFacts List live facts, newest first; as_of lists those that held then
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts (the `ListFacts` operationId).
 	ListFacts(ctx context.Context, app string, user string, params *ListFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// StoreFactWithBody Store a fact (the same key again replaces it)
+	// StoreFactWithBody Store a fact (the same key again supersedes its value, which stays in its history)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/facts (the `StoreFact` operationId).
 	StoreFactWithBody(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// StoreFact Store a fact (the same key again replaces it)
+	// StoreFact Store a fact (the same key again supersedes its value, which stays in its history)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -630,10 +692,10 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/apps/{app}/users/{user}/facts/{key} (the `DeleteFact` operationId).
 	DeleteFact(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// RecallFact Recall a fact
+	// RecallFact Recall a fact; as_of recalls the value that held then
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts/{key} (the `RecallFact` operationId).
-	RecallFact(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RecallFact(ctx context.Context, app string, user string, key string, params *RecallFactParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForgetFactsWithBody Forget facts: all, key:<k> or category:<c>
 	//
@@ -648,6 +710,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:forget (the `ForgetFacts` operationId).
 	ForgetFacts(ctx context.Context, app string, user string, body ForgetFactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FactHistory Every value a fact's key held, oldest first
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/facts:history (the `FactHistory` operationId).
+	FactHistory(ctx context.Context, app string, user string, params *FactHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InvalidateFactWithBody End a fact's value without a new one (it stays in its history)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+	InvalidateFactWithBody(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InvalidateFact End a fact's value without a new one (it stays in its history)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+	InvalidateFact(ctx context.Context, app string, user string, body InvalidateFactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SummarizeFacts Category counts and recent keys, without values
 	//
@@ -1066,7 +1147,7 @@ func (c *Client) ListAppUsers(ctx context.Context, app string, params *ListAppUs
 	return c.Client.Do(req)
 }
 
-// ListFacts List live facts, newest first
+// ListFacts List live facts, newest first; as_of lists those that held then
 //
 // Corresponds with GET /v1/apps/{app}/users/{user}/facts (the `ListFacts` operationId).
 func (c *Client) ListFacts(ctx context.Context, app string, user string, params *ListFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1081,7 +1162,7 @@ func (c *Client) ListFacts(ctx context.Context, app string, user string, params 
 	return c.Client.Do(req)
 }
 
-// StoreFactWithBody Store a fact (the same key again replaces it)
+// StoreFactWithBody Store a fact (the same key again supersedes its value, which stays in its history)
 //
 // Takes any type of body and a specified content type.
 //
@@ -1098,7 +1179,7 @@ func (c *Client) StoreFactWithBody(ctx context.Context, app string, user string,
 	return c.Client.Do(req)
 }
 
-// StoreFact Store a fact (the same key again replaces it)
+// StoreFact Store a fact (the same key again supersedes its value, which stays in its history)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1130,11 +1211,11 @@ func (c *Client) DeleteFact(ctx context.Context, app string, user string, key st
 	return c.Client.Do(req)
 }
 
-// RecallFact Recall a fact
+// RecallFact Recall a fact; as_of recalls the value that held then
 //
 // Corresponds with GET /v1/apps/{app}/users/{user}/facts/{key} (the `RecallFact` operationId).
-func (c *Client) RecallFact(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRecallFactRequest(c.Server, app, user, key)
+func (c *Client) RecallFact(ctx context.Context, app string, user string, key string, params *RecallFactParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecallFactRequest(c.Server, app, user, key, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1169,6 +1250,55 @@ func (c *Client) ForgetFactsWithBody(ctx context.Context, app string, user strin
 // Corresponds with POST /v1/apps/{app}/users/{user}/facts:forget (the `ForgetFacts` operationId).
 func (c *Client) ForgetFacts(ctx context.Context, app string, user string, body ForgetFactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewForgetFactsRequest(c.Server, app, user, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FactHistory Every value a fact's key held, oldest first
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/facts:history (the `FactHistory` operationId).
+func (c *Client) FactHistory(ctx context.Context, app string, user string, params *FactHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFactHistoryRequest(c.Server, app, user, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InvalidateFactWithBody End a fact's value without a new one (it stays in its history)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+func (c *Client) InvalidateFactWithBody(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInvalidateFactRequestWithBody(c.Server, app, user, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InvalidateFact End a fact's value without a new one (it stays in its history)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+func (c *Client) InvalidateFact(ctx context.Context, app string, user string, body InvalidateFactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInvalidateFactRequest(c.Server, app, user, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2117,6 +2247,18 @@ func NewListFactsRequest(server string, app string, user string, params *ListFac
 
 		}
 
+		if params.AsOf != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "as_of", *params.AsOf, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -2234,7 +2376,7 @@ func NewDeleteFactRequest(server string, app string, user string, key string) (*
 }
 
 // NewRecallFactRequest constructs an http.Request for the RecallFact method
-func NewRecallFactRequest(server string, app string, user string, key string) (*http.Request, error) {
+func NewRecallFactRequest(server string, app string, user string, key string, params *RecallFactParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2271,6 +2413,33 @@ func NewRecallFactRequest(server string, app string, user string, key string) (*
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AsOf != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "as_of", *params.AsOf, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2316,6 +2485,128 @@ func NewForgetFactsRequestWithBody(server string, app string, user string, conte
 	}
 
 	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/facts:forget", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFactHistoryRequest constructs an http.Request for the FactHistory method
+func NewFactHistoryRequest(server string, app string, user string, params *FactHistoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/facts:history", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewInvalidateFactRequest calls the generic InvalidateFact builder with application/json body
+func NewInvalidateFactRequest(server string, app string, user string, body InvalidateFactJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewInvalidateFactRequestWithBody(server, app, user, "application/json", bodyReader)
+}
+
+// NewInvalidateFactRequestWithBody constructs an http.Request for the InvalidateFact method, with any body, and a specified content type
+func NewInvalidateFactRequestWithBody(server string, app string, user string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/facts:invalidate", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3556,21 +3847,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsersWithResponse(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*ListAppUsersResponse, error)
 
-	// ListFactsWithResponse List live facts, newest first
+	// ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts (the `ListFacts` operationId).
 	ListFactsWithResponse(ctx context.Context, app string, user string, params *ListFactsParams, reqEditors ...RequestEditorFn) (*ListFactsResponse, error)
 
-	// StoreFactWithBodyWithResponse Store a fact (the same key again replaces it)
+	// StoreFactWithBodyWithResponse Store a fact (the same key again supersedes its value, which stays in its history)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/facts (the `StoreFact` operationId).
 	StoreFactWithBodyWithResponse(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StoreFactResponse, error)
 
-	// StoreFactWithResponse Store a fact (the same key again replaces it)
+	// StoreFactWithResponse Store a fact (the same key again supersedes its value, which stays in its history)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3584,12 +3875,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/apps/{app}/users/{user}/facts/{key} (the `DeleteFact` operationId).
 	DeleteFactWithResponse(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*DeleteFactResponse, error)
 
-	// RecallFactWithResponse Recall a fact
+	// RecallFactWithResponse Recall a fact; as_of recalls the value that held then
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts/{key} (the `RecallFact` operationId).
-	RecallFactWithResponse(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*RecallFactResponse, error)
+	RecallFactWithResponse(ctx context.Context, app string, user string, key string, params *RecallFactParams, reqEditors ...RequestEditorFn) (*RecallFactResponse, error)
 
 	// ForgetFactsWithBodyWithResponse Forget facts: all, key:<k> or category:<c>
 	//
@@ -3604,6 +3895,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:forget (the `ForgetFacts` operationId).
 	ForgetFactsWithResponse(ctx context.Context, app string, user string, body ForgetFactsJSONRequestBody, reqEditors ...RequestEditorFn) (*ForgetFactsResponse, error)
+
+	// FactHistoryWithResponse Every value a fact's key held, oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/facts:history (the `FactHistory` operationId).
+	FactHistoryWithResponse(ctx context.Context, app string, user string, params *FactHistoryParams, reqEditors ...RequestEditorFn) (*FactHistoryResponse, error)
+
+	// InvalidateFactWithBodyWithResponse End a fact's value without a new one (it stays in its history)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+	InvalidateFactWithBodyWithResponse(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InvalidateFactResponse, error)
+
+	// InvalidateFactWithResponse End a fact's value without a new one (it stays in its history)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+	InvalidateFactWithResponse(ctx context.Context, app string, user string, body InvalidateFactJSONRequestBody, reqEditors ...RequestEditorFn) (*InvalidateFactResponse, error)
 
 	// SummarizeFactsWithResponse Category counts and recent keys, without values
 	//
@@ -5369,6 +5681,207 @@ func (r ForgetFactsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ForgetFactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FactHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FactHistory
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FactHistoryResponse) GetJSON200() *FactHistory {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FactHistoryResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FactHistoryResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FactHistoryResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FactHistoryResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FactHistoryResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FactHistoryResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FactHistoryResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FactHistoryResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FactHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FactHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FactHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FactHistoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type InvalidateFactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Fact
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r InvalidateFactResponse) GetJSON200() *Fact {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r InvalidateFactResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r InvalidateFactResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r InvalidateFactResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r InvalidateFactResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r InvalidateFactResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r InvalidateFactResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r InvalidateFactResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r InvalidateFactResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r InvalidateFactResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r InvalidateFactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r InvalidateFactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r InvalidateFactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r InvalidateFactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7544,7 +8057,7 @@ func (c *ClientWithResponses) ListAppUsersWithResponse(ctx context.Context, app 
 	return ParseListAppUsersResponse(rsp)
 }
 
-// ListFactsWithResponse List live facts, newest first
+// ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7557,7 +8070,7 @@ func (c *ClientWithResponses) ListFactsWithResponse(ctx context.Context, app str
 	return ParseListFactsResponse(rsp)
 }
 
-// StoreFactWithBodyWithResponse Store a fact (the same key again replaces it)
+// StoreFactWithBodyWithResponse Store a fact (the same key again supersedes its value, which stays in its history)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7570,7 +8083,7 @@ func (c *ClientWithResponses) StoreFactWithBodyWithResponse(ctx context.Context,
 	return ParseStoreFactResponse(rsp)
 }
 
-// StoreFactWithResponse Store a fact (the same key again replaces it)
+// StoreFactWithResponse Store a fact (the same key again supersedes its value, which stays in its history)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7596,13 +8109,13 @@ func (c *ClientWithResponses) DeleteFactWithResponse(ctx context.Context, app st
 	return ParseDeleteFactResponse(rsp)
 }
 
-// RecallFactWithResponse Recall a fact
+// RecallFactWithResponse Recall a fact; as_of recalls the value that held then
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/apps/{app}/users/{user}/facts/{key} (the `RecallFact` operationId).
-func (c *ClientWithResponses) RecallFactWithResponse(ctx context.Context, app string, user string, key string, reqEditors ...RequestEditorFn) (*RecallFactResponse, error) {
-	rsp, err := c.RecallFact(ctx, app, user, key, reqEditors...)
+func (c *ClientWithResponses) RecallFactWithResponse(ctx context.Context, app string, user string, key string, params *RecallFactParams, reqEditors ...RequestEditorFn) (*RecallFactResponse, error) {
+	rsp, err := c.RecallFact(ctx, app, user, key, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7633,6 +8146,45 @@ func (c *ClientWithResponses) ForgetFactsWithResponse(ctx context.Context, app s
 		return nil, err
 	}
 	return ParseForgetFactsResponse(rsp)
+}
+
+// FactHistoryWithResponse Every value a fact's key held, oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/facts:history (the `FactHistory` operationId).
+func (c *ClientWithResponses) FactHistoryWithResponse(ctx context.Context, app string, user string, params *FactHistoryParams, reqEditors ...RequestEditorFn) (*FactHistoryResponse, error) {
+	rsp, err := c.FactHistory(ctx, app, user, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFactHistoryResponse(rsp)
+}
+
+// InvalidateFactWithBodyWithResponse End a fact's value without a new one (it stays in its history)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+func (c *ClientWithResponses) InvalidateFactWithBodyWithResponse(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InvalidateFactResponse, error) {
+	rsp, err := c.InvalidateFactWithBody(ctx, app, user, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInvalidateFactResponse(rsp)
+}
+
+// InvalidateFactWithResponse End a fact's value without a new one (it stays in its history)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/facts:invalidate (the `InvalidateFact` operationId).
+func (c *ClientWithResponses) InvalidateFactWithResponse(ctx context.Context, app string, user string, body InvalidateFactJSONRequestBody, reqEditors ...RequestEditorFn) (*InvalidateFactResponse, error) {
+	rsp, err := c.InvalidateFact(ctx, app, user, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInvalidateFactResponse(rsp)
 }
 
 // SummarizeFactsWithResponse Category counts and recent keys, without values
@@ -9250,6 +9802,177 @@ func ParseForgetFactsResponse(rsp *http.Response) (*ForgetFactsResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Forgotten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFactHistoryResponse parses an HTTP response from a FactHistoryWithResponse call
+func ParseFactHistoryResponse(rsp *http.Response) (*FactHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FactHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FactHistory
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseInvalidateFactResponse parses an HTTP response from a InvalidateFactWithResponse call
+func ParseInvalidateFactResponse(rsp *http.Response) (*InvalidateFactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &InvalidateFactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Fact
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

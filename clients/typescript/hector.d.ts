@@ -182,10 +182,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List live facts, newest first */
+        /** List live facts, newest first; as_of lists those that held then */
         get: operations["listFacts"];
         put?: never;
-        /** Store a fact (the same key again replaces it) */
+        /** Store a fact (the same key again supersedes its value, which stays in its history) */
         post: operations["storeFact"];
         delete?: never;
         options?: never;
@@ -200,7 +200,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recall a fact */
+        /** Recall a fact; as_of recalls the value that held then */
         get: operations["recallFact"];
         put?: never;
         post?: never;
@@ -222,6 +222,40 @@ export interface paths {
         put?: never;
         /** Forget facts: all, key:<k> or category:<c> */
         post: operations["forgetFacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app}/users/{user}/facts:history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every value a fact's key held, oldest first */
+        get: operations["factHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apps/{app}/users/{user}/facts:invalidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a fact's value without a new one (it stays in its history) */
+        post: operations["invalidateFact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -550,11 +584,29 @@ export interface components {
         Fact: {
             category?: string;
             created_at?: string;
+            /** @enum {string} */
+            decision?: "added" | "updated" | "unchanged";
             expires_at?: string;
+            id?: string;
             key?: string;
+            source?: {
+                agent?: string;
+                by?: string;
+                event_ids?: string[];
+                kind?: string;
+                model?: string;
+                session_id?: string;
+            };
+            superseded_by?: string;
+            supersedes?: string;
             tags?: string[];
             updated_at?: string;
+            valid_from?: string;
+            valid_to?: string;
             value?: string;
+        };
+        FactHistory: {
+            versions?: components["schemas"]["Fact"][];
         };
         FactList: {
             facts?: components["schemas"]["Fact"][];
@@ -625,6 +677,9 @@ export interface components {
             store?: string;
             type?: string;
             vector_lag?: number;
+        };
+        InvalidateFact: {
+            key: string;
         };
         Message: {
             parts: {
@@ -1849,6 +1904,7 @@ export interface operations {
             query?: {
                 prefix?: string;
                 category?: string;
+                as_of?: string;
             };
             header?: never;
             path: {
@@ -2052,7 +2108,9 @@ export interface operations {
     };
     recallFact: {
         parameters: {
-            query?: never;
+            query?: {
+                as_of?: string;
+            };
             header?: never;
             path: {
                 app: string;
@@ -2263,6 +2321,211 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Forgotten"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    factHistory: {
+        parameters: {
+            query?: {
+                key?: string;
+            };
+            header?: never;
+            path: {
+                app: string;
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FactHistory"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    invalidateFact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app: string;
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvalidateFact"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fact"];
                 };
             };
             /** @description Bad Request */

@@ -167,7 +167,7 @@ func exercise(t *testing.T, cs *sdk.ClientSession, want restAnswers) {
 	t.Helper()
 	ctx := t.Context()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 7 {
+	if err != nil || len(tools.Tools) != 8 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
 	}
 	resources, err := cs.ListResources(ctx, nil)

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/hectormem/hector/internal/timearg"
 	"github.com/hectormem/hector/pkg/tool"
 )
 
@@ -17,19 +20,22 @@ const (
 	WriteOff       = "off"       // read only
 )
 
-// Tools are the memory_store, memory_recall and memory_forget tools over
-// one scope kind; the scope's IDs come from the invocation, never from the
-// model's arguments.
+// Tools are the memory_store, memory_recall, memory_history and
+// memory_forget tools over one scope kind; the scope's IDs come from the
+// invocation, never from the model's arguments.
 type Tools struct {
 	Facts       *Service
 	Scope       string // app, user or session
 	WritePolicy string
+	// As is the source of what the tools write (By, Agent); the
+	// invocation's session is added.
+	As Source
 }
 
-// List returns the tools an agent gets: all three, or only memory_recall
-// when its write policy is off.
+// List returns the tools an agent gets: all four, or only the two that
+// read when its write policy is off.
 func (t Tools) List() []tool.Tool {
-	tools := []tool.Tool{&recallTool{t}}
+	tools := []tool.Tool{&recallTool{t}, &historyTool{t}}
 	if t.WritePolicy != WriteOff {
 		tools = append(tools, &storeTool{t}, &forgetTool{t})
 	}
@@ -79,7 +85,8 @@ type storeTool struct{ Tools }
 
 func (*storeTool) Name() string { return "memory_store" }
 func (*storeTool) Description() string {
-	return "Remember a durable fact the user asked you to keep (a preference, convention or decision). The same key again replaces it."
+	return "Remember a durable fact the user asked you to keep (a preference, convention or decision). " +
+		"The same key again supersedes its value; the old one stays in the key's history."
 }
 func (*storeTool) Parameters() map[string]any {
 	return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"key", "value"},
@@ -110,7 +117,9 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 	if err != nil {
 		return nil, explain(err)
 	}
-	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: ttl})
+	src := t.As
+	src.Kind, src.SessionID = SourceWritten, inv.SessionID
+	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: ttl, Source: src})
 	if err != nil {
 		return nil, explain(err)
 	}
@@ -121,11 +130,13 @@ type recallTool struct{ Tools }
 
 func (*recallTool) Name() string { return "memory_recall" }
 func (*recallTool) Description() string {
-	return "Recall facts the user asked you to remember: one by key, or those under a key prefix or in a category."
+	return "Recall facts the user asked you to remember: one by key, or those under a key prefix or in a category; " +
+		"as_of (an RFC 3339 time or a date) recalls what held then."
 }
 func (*recallTool) Parameters() map[string]any {
 	return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
 		"key": map[string]any{"type": "string"}, "prefix": map[string]any{"type": "string"}, "category": map[string]any{"type": "string"},
+		"as_of": map[string]any{"type": "string", "description": "An RFC 3339 time or a date: recall what held then"},
 	}}
 }
 
@@ -134,12 +145,27 @@ func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 		Key      string `json:"key"`
 		Prefix   string `json:"prefix"`
 		Category string `json:"category"`
+		AsOf     string `json:"as_of"`
 	}
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
 	}
+	var asOf time.Time
+	if in.AsOf != "" {
+		var err error
+		if asOf, err = timearg.Parse(in.AsOf); err != nil {
+			return nil, fmt.Errorf("as_of: %v", err)
+		}
+	}
+	scope := t.ScopeOf(inv)
 	if in.Key != "" {
-		f, err := t.Facts.Recall(ctx, t.ScopeOf(inv), in.Key)
+		var f *Fact
+		var err error
+		if asOf.IsZero() {
+			f, err = t.Facts.Recall(ctx, scope, in.Key)
+		} else {
+			f, err = t.Facts.RecallAt(ctx, scope, in.Key, asOf)
+		}
 		if errors.Is(err, ErrNotFound) {
 			return map[string]any{"facts": []Fact{}}, nil
 		}
@@ -148,11 +174,49 @@ func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 		}
 		return map[string]any{"facts": []Fact{*f}}, nil
 	}
-	fs, err := t.Facts.List(ctx, t.ScopeOf(inv), in.Prefix, in.Category)
+	var fs []Fact
+	var err error
+	if asOf.IsZero() {
+		fs, err = t.Facts.List(ctx, scope, in.Prefix, in.Category)
+	} else {
+		fs, err = t.Facts.ListAt(ctx, scope, in.Prefix, in.Category, asOf)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"facts": fs[:min(len(fs), 20)]}, nil
+}
+
+type historyTool struct{ Tools }
+
+func (*historyTool) Name() string { return "memory_history" }
+func (*historyTool) Description() string {
+	return "Show how a remembered fact changed: every value its key held, oldest first, each with when it held " +
+		"(valid_from, valid_to) and where it came from."
+}
+func (*historyTool) Parameters() map[string]any {
+	return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"key"},
+		"properties": map[string]any{"key": map[string]any{"type": "string"}}}
+}
+
+func (t *historyTool) Call(ctx context.Context, inv tool.Invocation, args json.RawMessage) (any, error) {
+	var in struct {
+		Key string `json:"key"`
+	}
+	if err := decodeArgs(args, &in); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Key) == "" {
+		return nil, errors.New("memory_history needs the key of a fact")
+	}
+	versions, err := t.Facts.History(ctx, t.ScopeOf(inv), in.Key)
+	if errors.Is(err, ErrNotFound) {
+		return map[string]any{"versions": []Fact{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"versions": versions}, nil
 }
 
 type forgetTool struct{ Tools }

@@ -71,7 +71,7 @@ func TestToolsScopeAndRefusals(t *testing.T) {
 		t.Errorf("forget all = %s, %v", out, err)
 	}
 	readOnly := facts.Tools{Facts: svc, Scope: facts.ScopeUser, WritePolicy: facts.WriteOff}.List()
-	if len(readOnly) != 1 || readOnly[0].Name() != "memory_recall" {
+	if len(readOnly) != 2 || readOnly[0].Name() != "memory_recall" || readOnly[1].Name() != "memory_history" {
 		t.Errorf("write_policy off offers %v", fmt.Sprint(len(readOnly)))
 	}
 }

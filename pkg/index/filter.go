@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hectormem/hector/internal/timearg"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -146,23 +147,13 @@ func (a FilterArgs) Filter() (Filter, error) {
 		if bound.value == "" {
 			continue
 		}
-		t, err := parseTime(bound.value)
+		t, err := timearg.Parse(bound.value)
 		if err != nil {
-			return Filter{}, fmt.Errorf("%w: %s %q is neither an RFC 3339 timestamp (2026-03-01T09:30:00Z) nor a date (2026-03-01)",
-				ErrInvalidArgument, bound.name, bound.value)
+			return Filter{}, fmt.Errorf("%w: %s %v", ErrInvalidArgument, bound.name, err)
 		}
 		*bound.to = t
 	}
 	return f, nil
-}
-
-// parseTime reads a time bound: an RFC 3339 timestamp, or a date
-// (YYYY-MM-DD), which stands for its midnight UTC.
-func parseTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.DateOnly, s)
 }
 
 // maxHalfLifeDays keeps a half-life in days within a time.Duration.

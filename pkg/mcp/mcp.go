@@ -71,7 +71,7 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 		tools = append(tools, &index.SearchMemoryTool{Index: svcs.Index, MaxResults: 10})
 	}
 	if svcs.Facts != nil {
-		tools = append(tools, facts.Tools{Facts: svcs.Facts, Scope: facts.ScopeUser, WritePolicy: svcs.WritePolicy}.List()...)
+		tools = append(tools, facts.Tools{Facts: svcs.Facts, Scope: facts.ScopeUser, WritePolicy: svcs.WritePolicy, As: facts.Source{By: "mcp"}}.List()...)
 	}
 	for _, t := range tools {
 		s.AddTool(&sdk.Tool{Name: t.Name(), Description: describe(t), InputSchema: t.Parameters()}, h.call(t))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -114,7 +115,7 @@ func TestToolsAndResources(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"get_session", "list_sessions", "memory_forget", "memory_list", "memory_recall", "memory_store", "search_memory"}
+	want := []string{"get_session", "list_sessions", "memory_forget", "memory_history", "memory_list", "memory_recall", "memory_store", "search_memory"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
@@ -141,8 +142,23 @@ func TestToolsAndResources(t *testing.T) {
 	}
 	var recalled struct{ Facts []facts.Fact }
 	call(t, cs, "memory_recall", map[string]any{"key": "editor"}, &recalled)
+	if len(recalled.Facts) != 1 || recalled.Facts[0].Value != "vim" || recalled.Facts[0].Source.By != "mcp" {
+		t.Errorf("memory_recall = %+v, want vim, written through MCP", recalled)
+	}
+	// A new value supersedes the old; memory_history shows both, and
+	// as_of recalls what held before.
+	first := recalled.Facts[0].ValidFrom
+	if msg := call(t, cs, "memory_store", map[string]any{"key": "editor", "value": "helix"}, nil); msg != "" {
+		t.Fatalf("memory_store: %s", msg)
+	}
+	var history struct{ Versions []facts.Fact }
+	call(t, cs, "memory_history", map[string]any{"key": "editor"}, &history)
+	if len(history.Versions) != 2 || history.Versions[0].Value != "vim" || history.Versions[0].SupersededBy != history.Versions[1].ID {
+		t.Errorf("memory_history = %+v", history)
+	}
+	call(t, cs, "memory_recall", map[string]any{"key": "editor", "as_of": first.Format(time.RFC3339Nano)}, &recalled)
 	if len(recalled.Facts) != 1 || recalled.Facts[0].Value != "vim" {
-		t.Errorf("memory_recall = %+v", recalled)
+		t.Errorf("memory_recall as of the first value = %+v", recalled)
 	}
 	var listed struct {
 		Note  string
@@ -323,6 +339,8 @@ func TestBadInput(t *testing.T) {
 		{"list_sessions", map[string]any{"page_size": -1}, "page_size"},
 		{"list_sessions", map[string]any{"page_token": "garbage"}, "token"},
 		{"memory_forget", map[string]any{"selector": "everything"}, "selector"},
+		{"memory_history", map[string]any{}, "key"},
+		{"memory_recall", map[string]any{"key": "editor", "as_of": "last week"}, "as_of"},
 	} {
 		msg := toolError(t, cs, tc.tool, tc.args)
 		if !strings.Contains(msg, tc.want) {
@@ -330,7 +348,7 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// No tool takes an identity from its arguments: one is an unknown argument.
-	for _, name := range []string{"search_memory", "memory_store", "memory_recall", "memory_forget", "memory_list", "list_sessions", "get_session"} {
+	for _, name := range []string{"search_memory", "memory_store", "memory_recall", "memory_history", "memory_forget", "memory_list", "list_sessions", "get_session"} {
 		if msg := toolError(t, cs, name, map[string]any{"user_id": "bob", "query": "x", "key": "k", "value": "v", "selector": "all", "session_id": "bob-0"}); msg == "" {
 			t.Errorf("%s obeyed or ignored a user_id argument", name)
 		}

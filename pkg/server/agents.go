@@ -38,7 +38,8 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 			ac.Summarizer = workingmemory.NewLLM(client, "")
 		}
 		if a.Facts.Enabled {
-			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy}
+			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy,
+				As: facts.Source{By: "agent", Agent: name}}
 			ac.InjectFacts = a.Facts.Inject
 			logger.Info("agent facts", "agent", name, "scope", a.Facts.Scope, "write_policy", a.Facts.WritePolicy, "inject", a.Facts.Inject)
 			if a.Facts.Scope == facts.ScopeApp && a.Facts.WritePolicy != facts.WriteOff {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/hectormem/hector/internal/timearg"
 	"github.com/hectormem/hector/pkg/facts"
 )
 
@@ -26,8 +28,9 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	by := facts.Source{Kind: facts.SourceWritten, By: principalOf(r.Context()).role}
 	f, err := s.svcs.Facts.Store(r.Context(), userFacts(r), facts.StoreRequest{Key: req.Key, Value: req.Value, Category: req.Category,
-		Tags: req.Tags, TTL: ttl})
+		Tags: req.Tags, TTL: ttl, Source: by})
 	if err != nil {
 		return err
 	}
@@ -35,9 +38,31 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// asOf reads the as_of query parameter: zero when absent.
+func asOf(r *http.Request) (time.Time, error) {
+	v := r.URL.Query().Get("as_of")
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := timearg.Parse(v)
+	if err != nil {
+		return time.Time{}, badRequest("query parameter as_of: %v", err)
+	}
+	return t, nil
+}
+
 func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	fs, err := s.svcs.Facts.List(r.Context(), userFacts(r), q.Get("prefix"), q.Get("category"))
+	at, err := asOf(r)
+	if err != nil {
+		return err
+	}
+	var fs []facts.Fact
+	if at.IsZero() {
+		fs, err = s.svcs.Facts.List(r.Context(), userFacts(r), q.Get("prefix"), q.Get("category"))
+	} else {
+		fs, err = s.svcs.Facts.ListAt(r.Context(), userFacts(r), q.Get("prefix"), q.Get("category"), at)
+	}
 	if err != nil {
 		return err
 	}
@@ -49,7 +74,52 @@ func (s *Server) listFacts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getFact(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.svcs.Facts.Recall(r.Context(), userFacts(r), r.PathValue("key"))
+	at, err := asOf(r)
+	if err != nil {
+		return err
+	}
+	var f *facts.Fact
+	if at.IsZero() {
+		f, err = s.svcs.Facts.Recall(r.Context(), userFacts(r), r.PathValue("key"))
+	} else {
+		f, err = s.svcs.Facts.RecallAt(r.Context(), userFacts(r), r.PathValue("key"), at)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
+	return nil
+}
+
+// factHistory lists a key's versions, oldest first. The key is a query
+// parameter: keys hold "/" (deploy/tool), so a path of the key with
+// /history after it could name another key.
+func (s *Server) factHistory(w http.ResponseWriter, r *http.Request) error {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		return badRequest("query parameter key is missing: GET …/facts:history?key=deploy/tool")
+	}
+	versions, err := s.svcs.Facts.History(r.Context(), userFacts(r), key)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": versions})
+	return nil
+}
+
+// invalidateFact ends a fact's current value: it no longer holds, and
+// stays in the key's history.
+func (s *Server) invalidateFact(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Key string `json:"key"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Key == "" {
+		return badRequest("field \"key\" is empty")
+	}
+	f, err := s.svcs.Facts.Invalidate(r.Context(), userFacts(r), req.Key)
 	if err != nil {
 		return err
 	}

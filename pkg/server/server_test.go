@@ -19,6 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
 )
 
@@ -414,6 +415,48 @@ func TestFactsOverHTTP(t *testing.T) {
 	}
 	if w := do(t, s, "GET", "/v1/apps/a/users/bob/facts/deploy/tool", bobKey, nil); w.Code != 404 {
 		t.Errorf("bob's own scope has alice's fact: %d", w.Code)
+	}
+	// A new value supersedes the old: its history has both, as_of reads the
+	// old one, and each says who wrote it (alice's key is a user's).
+	var updated facts.Fact
+	w = do(t, s, "POST", base, aliceKey, map[string]any{"key": "deploy/tool", "value": "Konflux, always", "category": "ops"})
+	if json.Unmarshal(w.Body.Bytes(), &updated); w.Code != 201 || updated.Decision != facts.Updated || updated.Source.By != "user" || updated.Supersedes == "" {
+		t.Errorf("a new value: %d %s", w.Code, w.Body)
+	}
+	var history struct{ Versions []facts.Fact }
+	w = do(t, s, "GET", base+":history?key=deploy/tool", aliceKey, nil)
+	if json.Unmarshal(w.Body.Bytes(), &history); w.Code != 200 || len(history.Versions) != 2 || history.Versions[0].SupersededBy != updated.ID {
+		t.Errorf("history: %d %s", w.Code, w.Body)
+	}
+	old := history.Versions[0].ValidFrom.Format(time.RFC3339Nano)
+	if w := do(t, s, "GET", base+"/deploy/tool?as_of="+old, aliceKey, nil); w.Code != 200 || !strings.Contains(w.Body.String(), `"value":"Konflux"`) {
+		t.Errorf("get as of the first value: %d %s", w.Code, w.Body)
+	}
+	if w := do(t, s, "GET", base+"?as_of="+old, aliceKey, nil); !strings.Contains(w.Body.String(), `"value":"Konflux"`) {
+		t.Errorf("list as of the first value: %s", w.Body)
+	}
+	for _, bad := range [][3]string{{"GET", base + ":history", ""}, {"GET", base + "/deploy/tool?as_of=yesterday", ""}, {"POST", base + ":invalidate", `{}`}} {
+		if w := do(t, s, bad[0], bad[1], aliceKey, bad[2]); w.Code != 400 {
+			t.Errorf("%s %s: %d %s, want 400", bad[0], bad[1], w.Code, w.Body)
+		}
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/facts:history?key=deploy/tool", bobKey, nil); w.Code != 403 {
+		t.Errorf("bob reading alice's history: %d", w.Code)
+	}
+	store := func(key, value string) {
+		if w := do(t, s, "POST", base, aliceKey, map[string]any{"key": key, "value": value}); w.Code != 201 {
+			t.Fatalf("store %s: %d %s", key, w.Code, w.Body)
+		}
+	}
+	store("job", "nurse")
+	if w := do(t, s, "POST", base+":invalidate", aliceKey, map[string]any{"key": "job"}); w.Code != 200 || !strings.Contains(w.Body.String(), `"valid_to"`) {
+		t.Errorf("invalidate: %d %s", w.Code, w.Body)
+	}
+	if w := do(t, s, "GET", base+"/job", aliceKey, nil); w.Code != 404 {
+		t.Errorf("an invalidated fact: %d", w.Code)
+	}
+	if w := do(t, s, "POST", base+":invalidate", aliceKey, map[string]any{"key": "job"}); w.Code != 404 {
+		t.Errorf("invalidating twice: %d", w.Code)
 	}
 	if w := do(t, s, "POST", base+":forget", aliceKey, map[string]any{"selector": "category:ops"}); !strings.Contains(w.Body.String(), `"removed":1`) {
 		t.Errorf("forget: %s", w.Body)
