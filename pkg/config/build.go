@@ -16,6 +16,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
@@ -137,16 +138,26 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	if srv.Facts.ReservedCategories != nil {
 		policy.ReservedCategories = srv.Facts.ReservedCategories
 	}
+	factsOpts := []facts.Option{facts.WithPolicy(policy)}
+	if ix := srv.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
+		// Facts repeated in other words are recognised by meaning with the
+		// sentence encoder the index has loaded already; by words otherwise.
+		e, err := use.New()
+		if err != nil {
+			return err
+		}
+		factsOpts = append(factsOpts, facts.WithEmbedder(e))
+	}
 	if srv.Facts.Backend == "sql" {
 		db, err := s.db(cfg, srv.Facts.Database)
 		if err != nil {
 			return err
 		}
-		s.Facts, err = facts.NewSQL(ctx, db, key, facts.WithPolicy(policy))
+		s.Facts, err = facts.NewSQL(ctx, db, key, factsOpts...)
 		if err != nil {
 			return err
 		}
-	} else if s.Facts, err = facts.NewInMemory(key, facts.WithPolicy(policy)); err != nil {
+	} else if s.Facts, err = facts.NewInMemory(key, factsOpts...); err != nil {
 		return err
 	}
 	// A session's facts go with it.

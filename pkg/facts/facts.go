@@ -114,6 +114,10 @@ const (
 	Updated Decision = "updated"
 	// Unchanged: the key already held this value; its expiry was renewed.
 	Unchanged Decision = "unchanged"
+	// Duplicate: another key of the scope already held this fact in other
+	// words (see sameFact); nothing was added, that fact is returned, and
+	// its expiry was renewed.
+	Duplicate Decision = "duplicate"
 )
 
 // StoreRequest is a fact to store. A TTL of 0 means the policy's default;

@@ -17,6 +17,7 @@ import (
 	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
+	"github.com/hectormem/hector/pkg/index/embed/use"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)
@@ -252,4 +253,60 @@ func FuzzPolicy(f *testing.F) {
 			t.Fatalf("the refusal repeats the secret: %s", ve.Message)
 		}
 	})
+}
+
+// With the built-in sentence encoder, a fact written again in other words
+// under a new key is recognised by meaning; a near-miss is kept.
+func TestDuplicatesByMeaning(t *testing.T) {
+	e, err := use.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := facts.NewSQL(t.Context(), testdb.SQLite(t), testKey, facts.WithEmbedder(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := facts.UserScope("app", "alice")
+	held, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: "pets/dog", Value: "Has a dog named Rex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, tc := range map[string]struct {
+		value string
+		want  facts.Decision
+	}{
+		"dog":   {"Owns a dog called Rex", facts.Duplicate},
+		"dog2":  {"Has a dog named Max", facts.Added},
+		"rex":   {"Rex is afraid of thunder", facts.Added},
+		"dog/3": {"Has a cat named Rex", facts.Added},
+	} {
+		f, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: key, Value: tc.value})
+		if err != nil || f.Decision != tc.want || tc.want == facts.Duplicate && f.ID != held.ID {
+			t.Errorf("storing %q = %+v, %v; want %s", tc.value, f, err, tc.want)
+		}
+	}
+}
+
+// Facts written before deduplication get their signatures when the
+// service opens, and are found as duplicates from then on.
+func TestOlderFactsAreSignedAtStart(t *testing.T) {
+	db := testdb.SQLite(t)
+	scope := facts.UserScope("app", "alice")
+	svc, err := facts.NewSQL(t.Context(), db, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "drinks", Value: "Does not drink alcohol"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("UPDATE facts SET content_sig = '', entity_sig = ''").Error; err != nil {
+		t.Fatal(err)
+	}
+	if svc, err = facts.NewSQL(t.Context(), db, testKey); err != nil {
+		t.Fatal(err)
+	}
+	f, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
+	if err != nil || f.Decision != facts.Duplicate || f.Key != "drinks" {
+		t.Errorf("a repeat of an older fact = %+v, %v; want the older one", f, err)
+	}
 }

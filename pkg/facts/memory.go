@@ -175,6 +175,23 @@ func (m *memoryStorage) remove(ctx context.Context, s Scope, key, category strin
 	return n, nil
 }
 
+func (m *memoryStorage) similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record
+	for key := range m.facts[s.String()] {
+		r := m.currentOf(s, key)
+		if r != nil && r.ExpiresAt.After(now) && (r.ContentSig == contentSig || entitySig != "" && r.EntitySig == entitySig) {
+			out = append(out, clone(*r))
+		}
+	}
+	return out, nil
+}
+
+func (m *memoryStorage) unsigned(ctx context.Context) ([]record, error) { return nil, nil } // it starts empty
+
+func (m *memoryStorage) sign(ctx context.Context, r record) error { return nil }
+
 func (m *memoryStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -2,9 +2,12 @@ package facts
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -14,15 +17,19 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/pkg/index/embed"
 )
 
 // Service stores facts. Every call names its scope, and nothing one scope
 // holds can be read, listed or deleted through another.
 type Service struct {
-	st     storage
-	sealer *sealer
-	policy Policy
-	now    func() time.Time
+	st       storage
+	sealer   *sealer
+	policy   Policy
+	now      func() time.Time
+	embedder embed.Embedder // for deduplication; nil: by words alone
+	sigKey   []byte         // keys the dedup signatures
 	// writes are serialised so a scope's budget check and its write agree
 	writeMu sync.Mutex
 }
@@ -32,6 +39,12 @@ type Option func(*Service)
 
 // WithPolicy replaces the default validation policy.
 func WithPolicy(p Policy) Option { return func(s *Service) { s.policy = p } }
+
+// WithEmbedder lets a fact written under a new key be recognised as one
+// the scope holds in other words, by meaning as well as by words (see
+// sameFact). Its threshold was chosen with the built-in sentence encoder
+// (use.New), which is what e should be.
+func WithEmbedder(e embed.Embedder) Option { return func(s *Service) { s.embedder = e } }
 
 // WithClock replaces time.Now, for tests of expiry.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
@@ -57,7 +70,9 @@ func newService(ctx context.Context, st storage, key []byte, opts []Option) (*Se
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{st: st, sealer: sealer, policy: DefaultPolicy(), now: time.Now}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("hector facts: deduplication signatures"))
+	s := &Service{st: st, sealer: sealer, policy: DefaultPolicy(), now: time.Now, sigKey: mac.Sum(nil)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -71,7 +86,26 @@ func newService(ctx context.Context, st storage, key []byte, opts []Option) (*Se
 	if text, err := sealer.open(stored, "canary"); err != nil || text != canary {
 		return nil, fmt.Errorf("%w: %s (or the data directory's facts.key) is not the key these facts were written with", ErrWrongKey, KeyEnv)
 	}
-	return s, nil
+	return s, s.signOlder(ctx)
+}
+
+// signOlder gives the facts written before deduplication their signatures.
+func (s *Service) signOlder(ctx context.Context) error {
+	recs, err := s.st.unsigned(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		f, err := s.fact(r)
+		if err != nil {
+			return err
+		}
+		r.ContentSig, r.EntitySig = phrase(f.Value).signatures(s.sigKey)
+		if err := s.st.sign(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Store validates and stores a fact. Storing a key that holds another
@@ -136,6 +170,21 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 			return &old, nil
 		}
 	}
+	said := phrase(req.Value)
+	contentSig, entitySig := said.signatures(s.sigKey)
+	if prev == nil {
+		if same, err := s.sameFactAs(ctx, scope, req.Value, said, contentSig, entitySig, now); err != nil || same != nil {
+			if same != nil {
+				if expires := now.Add(req.TTL); expires.After(same.ExpiresAt) {
+					if err := s.st.extend(ctx, *same, expires); err != nil {
+						return nil, err
+					}
+					same.ExpiresAt = expires
+				}
+			}
+			return s.decided(same, Duplicate, err)
+		}
+	}
 	chars := utf8.RuneCountInString(req.Value)
 	used, err := s.st.usedChars(ctx, scope, req.Key, now)
 	if err != nil {
@@ -145,7 +194,8 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 		return nil, refuse("scope_full", "this scope holds %d characters of facts; %d more would pass the limit of %d: forget some first", used, chars, s.policy.MaxScopeChars)
 	}
 	next := record{ID: uuid.NewString(), Scope: scope, Key: req.Key, Category: req.Category, Tags: req.Tags, ValueChars: chars,
-		Sealed: s.sealer.seal(req.Value, scope.String()+"\x00"+req.Key), Source: req.Source, CreatedAt: now, ValidFrom: now, ExpiresAt: now.Add(req.TTL)}
+		Sealed: s.sealer.seal(req.Value, scope.String()+"\x00"+req.Key), Source: req.Source, CreatedAt: now, ValidFrom: now, ExpiresAt: now.Add(req.TTL),
+		ContentSig: contentSig, EntitySig: entitySig}
 	decision := Added
 	if prev != nil {
 		// A clock behind the previous writer's never makes a version end before it began.
@@ -157,6 +207,60 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	}
 	f, err := s.fact(next)
 	f.Decision = decision
+	return &f, err
+}
+
+// sameFactAs returns the scope's current fact that value repeats in other
+// words, if any: among those with the same signatures, one that sameFact
+// takes for the same, by its words, or with the embedder's cosine.
+func (s *Service) sameFactAs(ctx context.Context, scope Scope, value string, said phrasing, contentSig, entitySig string, now time.Time) (*record, error) {
+	candidates, err := s.st.similar(ctx, scope, contentSig, entitySig, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range candidates {
+		f, err := s.fact(c)
+		if err != nil {
+			return nil, err
+		}
+		other := phrase(f.Value)
+		if sameFact(said, other, 0, false) {
+			return &c, nil
+		}
+		if s.embedder == nil {
+			continue
+		}
+		vecs, err := s.embedder.Embed(ctx, []string{value, f.Value})
+		if err != nil {
+			return nil, fmt.Errorf("facts: embedding to compare with the facts held: %w", err)
+		}
+		if sameFact(said, other, cosine(vecs[0], vecs[1]), true) {
+			return &c, nil
+		}
+	}
+	return nil, nil
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range min(len(a), len(b)) {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// decided is the fact a record makes, marked with what the write did.
+func (s *Service) decided(r *record, d Decision, err error) (*Fact, error) {
+	if err != nil || r == nil {
+		return nil, err
+	}
+	f, err := s.fact(*r)
+	f.Decision = d
 	return &f, err
 }
 

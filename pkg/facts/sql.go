@@ -32,6 +32,8 @@ type factRow struct {
 	ValueChars  int    `gorm:"not null"`
 	Source      string `gorm:"type:text"`
 	Supersedes  string `gorm:"size:36;not null;default:''"`
+	ContentSig  string `gorm:"size:64;not null;default:'';index"`
+	EntitySig   string `gorm:"size:64;not null;default:'';index"`
 	CreatedNs   int64  `gorm:"not null"`
 	UpdatedNs   int64  `gorm:"not null"` // when this version began to hold
 	ValidFromNs int64  `gorm:"not null;default:0"`
@@ -115,7 +117,7 @@ func encodeJSON(v any) string {
 func currentRow(r record) factRow {
 	return factRow{ScopeKind: r.Scope.Kind, AppName: r.Scope.App, UserID: r.Scope.User, SessionID: r.Scope.SessionID, Key: r.Key,
 		ID: r.ID, Category: r.Category, Tags: encodeJSON(r.Tags), Value: r.Sealed, ValueChars: r.ValueChars, Source: encodeJSON(r.Source),
-		Supersedes: r.Supersedes, CreatedNs: r.CreatedAt.UnixNano(), UpdatedNs: r.ValidFrom.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
+		Supersedes: r.Supersedes, ContentSig: r.ContentSig, EntitySig: r.EntitySig, CreatedNs: r.CreatedAt.UnixNano(), UpdatedNs: r.ValidFrom.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
 		ExpiresNs: r.ExpiresAt.UnixNano()}
 }
 
@@ -132,7 +134,7 @@ func (row *factRow) scope() Scope {
 
 func (row *factRow) record() record {
 	r := record{ID: row.ID, Scope: row.scope(), Key: row.Key, Category: row.Category, Sealed: row.Value, ValueChars: row.ValueChars,
-		Supersedes: row.Supersedes, CreatedAt: time.Unix(0, row.CreatedNs).UTC(), ValidFrom: time.Unix(0, row.ValidFromNs).UTC(),
+		Supersedes: row.Supersedes, ContentSig: row.ContentSig, EntitySig: row.EntitySig, CreatedAt: time.Unix(0, row.CreatedNs).UTC(), ValidFrom: time.Unix(0, row.ValidFromNs).UTC(),
 		ExpiresAt: time.Unix(0, row.ExpiresNs).UTC()}
 	json.Unmarshal([]byte(row.Tags), &r.Tags)
 	json.Unmarshal([]byte(row.Source), &r.Source)
@@ -359,6 +361,42 @@ func (q *sqlStorage) remove(ctx context.Context, s Scope, key, category string, 
 		return nil
 	})
 	return n, err
+}
+
+func (q *sqlStorage) similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error) {
+	tx := scopeWhere(q.db.WithContext(ctx), s).Where("expires_ns > ?", now.UnixNano())
+	if entitySig != "" {
+		tx = tx.Where("content_sig = ? OR entity_sig = ?", contentSig, entitySig)
+	} else {
+		tx = tx.Where("content_sig = ?", contentSig)
+	}
+	var rows []factRow
+	if err := tx.Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]record, len(rows))
+	for i := range rows {
+		out[i] = rows[i].record()
+	}
+	return out, nil
+}
+
+func (q *sqlStorage) unsigned(ctx context.Context) ([]record, error) {
+	var rows []factRow
+	if err := q.db.WithContext(ctx).Where("content_sig = ''").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]record, len(rows))
+	for i := range rows {
+		out[i] = rows[i].record()
+	}
+	return out, nil
+}
+
+func (q *sqlStorage) sign(ctx context.Context, r record) error {
+	defer writelock.Hold(q.db)()
+	return keyWhere(q.db.WithContext(ctx).Model(&factRow{}), r.Scope, r.Key).Where("id = ?", r.ID).
+		Updates(map[string]any{"content_sig": r.ContentSig, "entity_sig": r.EntitySig}).Error
 }
 
 func (q *sqlStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {

@@ -12,20 +12,24 @@ import (
 // A key's current version has no ValidTo; the versions before it, its
 // history, have one.
 type record struct {
-	ID           string
-	Scope        Scope
-	Key          string
-	Category     string
-	Tags         []string
-	Sealed       []byte
-	ValueChars   int
-	Source       Source
-	CreatedAt    time.Time // when the key's first version was written
-	ValidFrom    time.Time // when this version began to hold
-	ValidTo      time.Time // when it stopped holding; zero while current
-	Supersedes   string    // the version this one replaced
-	SupersededBy string    // the version that replaced this one; "" if none (invalidated)
-	ExpiresAt    time.Time
+	ID         string
+	Scope      Scope
+	Key        string
+	Category   string
+	Tags       []string
+	Sealed     []byte
+	ValueChars int
+	Source     Source
+	// ContentSig and EntitySig are keyed hashes of what deduplication
+	// compares (see signatures), so that a write finds the facts it may
+	// repeat without reading every value; "" when not computed yet.
+	ContentSig, EntitySig string
+	CreatedAt             time.Time // when the key's first version was written
+	ValidFrom             time.Time // when this version began to hold
+	ValidTo               time.Time // when it stopped holding; zero while current
+	Supersedes            string    // the version this one replaced
+	SupersededBy          string    // the version that replaced this one; "" if none (invalidated)
+	ExpiresAt             time.Time
 }
 
 // current reports whether the record is its key's current version.
@@ -72,6 +76,13 @@ type storage interface {
 	// says how many live current versions it deleted.
 	remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error)
 	usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error)
+	// similar returns the current versions live at now with this content
+	// signature, or this entity signature when it is not "".
+	similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error)
+	// unsigned returns current versions that have no signatures yet, and
+	// sign gives one its signatures.
+	unsigned(ctx context.Context) ([]record, error)
+	sign(ctx context.Context, r record) error
 	// sweep deletes every version that has expired, current or past.
 	sweep(ctx context.Context, now time.Time) (int, error)
 	canary(ctx context.Context) ([]byte, error) // nil if none yet

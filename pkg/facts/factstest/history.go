@@ -282,3 +282,31 @@ func checkChain(t *testing.T, key string, versions []facts.Fact) {
 		}
 	}
 }
+
+// A fact written under a new key that repeats one the scope holds, in the
+// same words (here without an embedder: words alone), adds nothing: the
+// fact held is returned, its expiry renewed. A near-miss, a value that
+// means something only with its key, and another user's fact are kept.
+func testDuplicates(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	held := store(t, svc, alice, "drinks", "Does not drink alcohol", "")
+	clock.Advance(time.Hour)
+	again, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Decision != facts.Duplicate || again.ID != held.ID || again.Key != "drinks" || !again.ExpiresAt.Equal(clock.Now().Add(90*24*time.Hour)) {
+		t.Errorf("a repeat under another key = %+v; want the fact held, its expiry renewed", again)
+	}
+	for key, value := range map[string]string{"coffee": "Does not drink coffee", "deploy/tool": "Konflux", "ci/tool": "Konflux"} {
+		if f, err := svc.Store(ctx, alice, facts.StoreRequest{Key: key, Value: value}); err != nil || f.Decision != facts.Added {
+			t.Errorf("storing %s = %q: %+v, %v; want it added", key, value, f, err)
+		}
+	}
+	if f, err := svc.Store(ctx, facts.UserScope("app", "bob"), facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"}); err != nil || f.Decision != facts.Added {
+		t.Errorf("bob's own fact = %+v, %v; alice's is not his", f, err)
+	}
+	if fs, _ := svc.List(ctx, alice, "", ""); keys(fs) != "ci/tool coffee deploy/tool drinks" {
+		t.Errorf("alice's facts: %q", keys(fs))
+	}
+}

@@ -55,6 +55,7 @@ func Run(t *testing.T, newService Factory) {
 		{"HistoryExpiry", testHistoryExpiry},
 		{"Provenance", testProvenance},
 		{"HistoryProperty", testHistoryProperty},
+		{"Duplicates", testDuplicates},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
