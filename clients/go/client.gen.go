@@ -19,19 +19,46 @@ import (
 
 // Defines values for FactDecision.
 const (
-	Added     FactDecision = "added"
-	Unchanged FactDecision = "unchanged"
-	Updated   FactDecision = "updated"
+	FactDecisionAdded     FactDecision = "added"
+	FactDecisionDuplicate FactDecision = "duplicate"
+	FactDecisionUnchanged FactDecision = "unchanged"
+	FactDecisionUpdated   FactDecision = "updated"
 )
 
 // Valid indicates whether the value is a known member of the FactDecision enum.
 func (e FactDecision) Valid() bool {
 	switch e {
-	case Added:
+	case FactDecisionAdded:
 		return true
-	case Unchanged:
+	case FactDecisionDuplicate:
 		return true
-	case Updated:
+	case FactDecisionUnchanged:
+		return true
+	case FactDecisionUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FactMatchDecision.
+const (
+	FactMatchDecisionAdded     FactMatchDecision = "added"
+	FactMatchDecisionDuplicate FactMatchDecision = "duplicate"
+	FactMatchDecisionUnchanged FactMatchDecision = "unchanged"
+	FactMatchDecisionUpdated   FactMatchDecision = "updated"
+)
+
+// Valid indicates whether the value is a known member of the FactMatchDecision enum.
+func (e FactMatchDecision) Valid() bool {
+	switch e {
+	case FactMatchDecisionAdded:
+		return true
+	case FactMatchDecisionDuplicate:
+		return true
+	case FactMatchDecisionUnchanged:
+		return true
+	case FactMatchDecisionUpdated:
 		return true
 	default:
 		return false
@@ -174,6 +201,35 @@ type FactList struct {
 	Facts *[]Fact `json:"facts,omitempty"`
 }
 
+// FactMatch defines model for FactMatch.
+type FactMatch struct {
+	Category  *string            `json:"category,omitempty"`
+	CreatedAt *string            `json:"created_at,omitempty"`
+	Decision  *FactMatchDecision `json:"decision,omitempty"`
+	ExpiresAt *string            `json:"expires_at,omitempty"`
+	Id        *string            `json:"id,omitempty"`
+	Key       *string            `json:"key,omitempty"`
+	Score     *float32           `json:"score,omitempty"`
+	Source    *struct {
+		Agent     *string   `json:"agent,omitempty"`
+		By        *string   `json:"by,omitempty"`
+		EventIds  *[]string `json:"event_ids,omitempty"`
+		Kind      *string   `json:"kind,omitempty"`
+		Model     *string   `json:"model,omitempty"`
+		SessionId *string   `json:"session_id,omitempty"`
+	} `json:"source,omitempty"`
+	SupersededBy *string   `json:"superseded_by,omitempty"`
+	Supersedes   *string   `json:"supersedes,omitempty"`
+	Tags         *[]string `json:"tags,omitempty"`
+	UpdatedAt    *string   `json:"updated_at,omitempty"`
+	ValidFrom    *string   `json:"valid_from,omitempty"`
+	ValidTo      *string   `json:"valid_to,omitempty"`
+	Value        *string   `json:"value,omitempty"`
+}
+
+// FactMatchDecision defines model for FactMatch.Decision.
+type FactMatchDecision string
+
 // FactSummary defines model for FactSummary.
 type FactSummary struct {
 	Categories *map[string]interface{} `json:"categories,omitempty"`
@@ -314,6 +370,7 @@ type RunResult struct {
 // SearchRequest defines model for SearchRequest.
 type SearchRequest struct {
 	After           *string            `json:"after,omitempty"`
+	AsOf            *string            `json:"as_of,omitempty"`
 	Author          *string            `json:"author,omitempty"`
 	Before          *string            `json:"before,omitempty"`
 	Limit           *int               `json:"limit,omitempty"`
@@ -328,6 +385,7 @@ type SearchRequestRole string
 
 // SearchResponse defines model for SearchResponse.
 type SearchResponse struct {
+	Facts   *[]FactMatch `json:"facts,omitempty"`
 	Results *[]struct {
 		Author    *string                 `json:"author,omitempty"`
 		Content   *string                 `json:"content,omitempty"`

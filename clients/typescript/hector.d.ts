@@ -585,7 +585,7 @@ export interface components {
             category?: string;
             created_at?: string;
             /** @enum {string} */
-            decision?: "added" | "updated" | "unchanged";
+            decision?: "added" | "updated" | "unchanged" | "duplicate";
             expires_at?: string;
             id?: string;
             key?: string;
@@ -610,6 +610,31 @@ export interface components {
         };
         FactList: {
             facts?: components["schemas"]["Fact"][];
+        };
+        FactMatch: {
+            category?: string;
+            created_at?: string;
+            /** @enum {string} */
+            decision?: "added" | "updated" | "unchanged" | "duplicate";
+            expires_at?: string;
+            id?: string;
+            key?: string;
+            score?: number;
+            source?: {
+                agent?: string;
+                by?: string;
+                event_ids?: string[];
+                kind?: string;
+                model?: string;
+                session_id?: string;
+            };
+            superseded_by?: string;
+            supersedes?: string;
+            tags?: string[];
+            updated_at?: string;
+            valid_from?: string;
+            valid_to?: string;
+            value?: string;
         };
         FactSummary: {
             categories?: {
@@ -724,6 +749,7 @@ export interface components {
         };
         SearchRequest: {
             after?: string;
+            as_of?: string;
             author?: string;
             before?: string;
             limit?: number;
@@ -734,6 +760,7 @@ export interface components {
             session_id?: string;
         };
         SearchResponse: {
+            facts?: components["schemas"]["FactMatch"][];
             results?: {
                 author?: string;
                 content?: string;

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/factsearch"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -97,6 +98,9 @@ func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Serv
 			return nil, fmt.Errorf("agent %s: search is enabled but there is no index", cfg.Name)
 		}
 		t := &index.SearchMemoryTool{Index: idx, MaxResults: cfg.MaxResults}
+		if cfg.Facts != nil {
+			t.Facts = factsearch.Finder(cfg.Facts.Facts, cfg.Facts.ScopeOf)
+		}
 		r.tools[t.Name()] = t
 	}
 	if cfg.Facts != nil {

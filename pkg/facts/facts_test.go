@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -308,5 +309,34 @@ func TestOlderFactsAreSignedAtStart(t *testing.T) {
 	f, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
 	if err != nil || f.Decision != facts.Duplicate || f.Key != "drinks" {
 		t.Errorf("a repeat of an older fact = %+v, %v; want the older one", f, err)
+	}
+}
+
+// With the sentence encoder, a search finds a fact by meaning: "pets"
+// finds the dog, and not the job.
+func TestSearchByMeaning(t *testing.T) {
+	e, err := use.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := facts.NewSQL(t.Context(), testdb.SQLite(t), testKey, facts.WithEmbedder(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := facts.UserScope("app", "alice")
+	for key, value := range map[string]string{"a": "Has a dog named Rex", "b": "Works as a nurse at the hospital", "c": "Prefers window seats on flights"} {
+		if _, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: key, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := svc.Search(t.Context(), alice, "Do you remember my pets?", 3, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 || ms[0].Value != "Has a dog named Rex" {
+		t.Fatalf("a search for pets found %+v, want the dog first", ms)
+	}
+	for _, m := range ms {
+		t.Logf("%.3f %s", m.Score, m.Value)
 	}
 }

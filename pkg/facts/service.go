@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -172,8 +171,12 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	}
 	said := phrase(req.Value)
 	contentSig, entitySig := said.signatures(s.sigKey)
+	vec, err := s.meaning(ctx, req.Value)
+	if err != nil {
+		return nil, err
+	}
 	if prev == nil {
-		if same, err := s.sameFactAs(ctx, scope, req.Value, said, contentSig, entitySig, now); err != nil || same != nil {
+		if same, err := s.sameFactAs(ctx, scope, said, vec, contentSig, entitySig, now); err != nil || same != nil {
 			if same != nil {
 				if expires := now.Add(req.TTL); expires.After(same.ExpiresAt) {
 					if err := s.st.extend(ctx, *same, expires); err != nil {
@@ -195,7 +198,7 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	}
 	next := record{ID: uuid.NewString(), Scope: scope, Key: req.Key, Category: req.Category, Tags: req.Tags, ValueChars: chars,
 		Sealed: s.sealer.seal(req.Value, scope.String()+"\x00"+req.Key), Source: req.Source, CreatedAt: now, ValidFrom: now, ExpiresAt: now.Add(req.TTL),
-		ContentSig: contentSig, EntitySig: entitySig}
+		ContentSig: contentSig, EntitySig: entitySig, Vector: s.sealVector(vec, scope, req.Key)}
 	decision := Added
 	if prev != nil {
 		// A clock behind the previous writer's never makes a version end before it began.
@@ -208,50 +211,6 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	f, err := s.fact(next)
 	f.Decision = decision
 	return &f, err
-}
-
-// sameFactAs returns the scope's current fact that value repeats in other
-// words, if any: among those with the same signatures, one that sameFact
-// takes for the same, by its words, or with the embedder's cosine.
-func (s *Service) sameFactAs(ctx context.Context, scope Scope, value string, said phrasing, contentSig, entitySig string, now time.Time) (*record, error) {
-	candidates, err := s.st.similar(ctx, scope, contentSig, entitySig, now)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range candidates {
-		f, err := s.fact(c)
-		if err != nil {
-			return nil, err
-		}
-		other := phrase(f.Value)
-		if sameFact(said, other, 0, false) {
-			return &c, nil
-		}
-		if s.embedder == nil {
-			continue
-		}
-		vecs, err := s.embedder.Embed(ctx, []string{value, f.Value})
-		if err != nil {
-			return nil, fmt.Errorf("facts: embedding to compare with the facts held: %w", err)
-		}
-		if sameFact(said, other, cosine(vecs[0], vecs[1]), true) {
-			return &c, nil
-		}
-	}
-	return nil, nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range min(len(a), len(b)) {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // decided is the fact a record makes, marked with what the write did.

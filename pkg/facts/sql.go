@@ -34,6 +34,7 @@ type factRow struct {
 	Supersedes  string `gorm:"size:36;not null;default:''"`
 	ContentSig  string `gorm:"size:64;not null;default:'';index"`
 	EntitySig   string `gorm:"size:64;not null;default:'';index"`
+	Vector      []byte // sealed, as the value is
 	CreatedNs   int64  `gorm:"not null"`
 	UpdatedNs   int64  `gorm:"not null"` // when this version began to hold
 	ValidFromNs int64  `gorm:"not null;default:0"`
@@ -56,6 +57,7 @@ type versionRow struct {
 	Source       string `gorm:"type:text"`
 	Supersedes   string `gorm:"size:36;not null"`
 	SupersededBy string `gorm:"size:36;not null"`
+	Vector       []byte
 	CreatedNs    int64  `gorm:"not null"`
 	ValidFromNs  int64  `gorm:"not null"`
 	ValidToNs    int64  `gorm:"not null"`
@@ -117,14 +119,14 @@ func encodeJSON(v any) string {
 func currentRow(r record) factRow {
 	return factRow{ScopeKind: r.Scope.Kind, AppName: r.Scope.App, UserID: r.Scope.User, SessionID: r.Scope.SessionID, Key: r.Key,
 		ID: r.ID, Category: r.Category, Tags: encodeJSON(r.Tags), Value: r.Sealed, ValueChars: r.ValueChars, Source: encodeJSON(r.Source),
-		Supersedes: r.Supersedes, ContentSig: r.ContentSig, EntitySig: r.EntitySig, CreatedNs: r.CreatedAt.UnixNano(), UpdatedNs: r.ValidFrom.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
+		Supersedes: r.Supersedes, ContentSig: r.ContentSig, EntitySig: r.EntitySig, Vector: r.Vector, CreatedNs: r.CreatedAt.UnixNano(), UpdatedNs: r.ValidFrom.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
 		ExpiresNs: r.ExpiresAt.UnixNano()}
 }
 
 func pastRow(r record) versionRow {
 	return versionRow{ID: r.ID, ScopeKind: r.Scope.Kind, AppName: r.Scope.App, UserID: r.Scope.User, SessionID: r.Scope.SessionID, Key: r.Key,
 		Category: r.Category, Tags: encodeJSON(r.Tags), Value: r.Sealed, ValueChars: r.ValueChars, Source: encodeJSON(r.Source),
-		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, CreatedNs: r.CreatedAt.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
+		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Vector: r.Vector, CreatedNs: r.CreatedAt.UnixNano(), ValidFromNs: r.ValidFrom.UnixNano(),
 		ValidToNs: r.ValidTo.UnixNano(), ExpiresNs: r.ExpiresAt.UnixNano()}
 }
 
@@ -134,7 +136,7 @@ func (row *factRow) scope() Scope {
 
 func (row *factRow) record() record {
 	r := record{ID: row.ID, Scope: row.scope(), Key: row.Key, Category: row.Category, Sealed: row.Value, ValueChars: row.ValueChars,
-		Supersedes: row.Supersedes, ContentSig: row.ContentSig, EntitySig: row.EntitySig, CreatedAt: time.Unix(0, row.CreatedNs).UTC(), ValidFrom: time.Unix(0, row.ValidFromNs).UTC(),
+		Supersedes: row.Supersedes, ContentSig: row.ContentSig, EntitySig: row.EntitySig, Vector: row.Vector, CreatedAt: time.Unix(0, row.CreatedNs).UTC(), ValidFrom: time.Unix(0, row.ValidFromNs).UTC(),
 		ExpiresAt: time.Unix(0, row.ExpiresNs).UTC()}
 	json.Unmarshal([]byte(row.Tags), &r.Tags)
 	json.Unmarshal([]byte(row.Source), &r.Source)
@@ -143,7 +145,7 @@ func (row *factRow) record() record {
 
 func (row *versionRow) record() record {
 	r := record{ID: row.ID, Scope: Scope{Kind: row.ScopeKind, App: row.AppName, User: row.UserID, SessionID: row.SessionID}, Key: row.Key,
-		Category: row.Category, Sealed: row.Value, ValueChars: row.ValueChars, Supersedes: row.Supersedes, SupersededBy: row.SupersededBy,
+		Category: row.Category, Sealed: row.Value, ValueChars: row.ValueChars, Supersedes: row.Supersedes, SupersededBy: row.SupersededBy, Vector: row.Vector,
 		CreatedAt: time.Unix(0, row.CreatedNs).UTC(), ValidFrom: time.Unix(0, row.ValidFromNs).UTC(), ValidTo: time.Unix(0, row.ValidToNs).UTC(),
 		ExpiresAt: time.Unix(0, row.ExpiresNs).UTC()}
 	json.Unmarshal([]byte(row.Tags), &r.Tags)

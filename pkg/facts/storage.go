@@ -24,7 +24,10 @@ type record struct {
 	// compares (see signatures), so that a write finds the facts it may
 	// repeat without reading every value; "" when not computed yet.
 	ContentSig, EntitySig string
-	CreatedAt             time.Time // when the key's first version was written
+	// Vector is the value's meaning (the embedder's vector), sealed as
+	// the value is; nil without an embedder.
+	Vector    []byte
+	CreatedAt time.Time // when the key's first version was written
 	ValidFrom             time.Time // when this version began to hold
 	ValidTo               time.Time // when it stopped holding; zero while current
 	Supersedes            string    // the version this one replaced

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/factsearch"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/tool"
@@ -68,7 +69,11 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 	h := &handlers{svcs: svcs, who: who}
 	var tools []tool.Tool
 	if svcs.Index != nil {
-		tools = append(tools, &index.SearchMemoryTool{Index: svcs.Index, MaxResults: 10})
+		search := &index.SearchMemoryTool{Index: svcs.Index, MaxResults: 10}
+		if svcs.Facts != nil {
+			search.Facts = factsearch.Finder(svcs.Facts, func(inv tool.Invocation) facts.Scope { return facts.UserScope(inv.AppName, inv.UserID) })
+		}
+		tools = append(tools, search)
 	}
 	if svcs.Facts != nil {
 		tools = append(tools, facts.Tools{Facts: svcs.Facts, Scope: facts.ScopeUser, WritePolicy: svcs.WritePolicy, As: facts.Source{By: "mcp"}}.List()...)

@@ -232,8 +232,14 @@ func TestToolsAndResources(t *testing.T) {
 func TestIsolation(t *testing.T) {
 	m := newMemory(t)
 	bob := connect(t, m.svcs, mcp.Identity{App: "app", User: "bob"})
-	var found struct{ Results []index.MemoryHit }
-	call(t, bob, "search_memory", map[string]any{"query": "alice lighthouse"}, &found)
+	var found struct {
+		Results []index.MemoryHit
+		Facts   []index.FactHit
+	}
+	call(t, bob, "search_memory", map[string]any{"query": "alice lighthouse cat"}, &found)
+	if len(found.Facts) != 1 || found.Facts[0].Value != "bob's cat" {
+		t.Errorf("bob's search found the facts %+v, want his cat alone", found.Facts)
+	}
 	for _, r := range found.Results {
 		if !strings.HasPrefix(r.SessionID, "bob-") {
 			t.Errorf("bob's search found %+v", r)

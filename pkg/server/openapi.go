@@ -127,19 +127,17 @@ var schemas = map[string]any{
 	"Artifact":     obj(map[string]any{"name": str, "version": num, "mime_type": str, "size": num, "sha256": str, "created_at": str, "metadata": anyObj}),
 	"ArtifactList": obj(map[string]any{"artifacts": array(ref("Artifact"))}),
 	"SearchRequest": obj(map[string]any{"query": str, "limit": num, "session_id": str, "author": str,
-		"role": map[string]any{"type": "string", "enum": index.Roles}, "after": str, "before": str, "recency_half_life": str}, "query"),
+		"role": map[string]any{"type": "string", "enum": index.Roles}, "after": str, "before": str, "recency_half_life": str, "as_of": str}, "query"),
 	"SearchResponse": obj(map[string]any{"results": array(obj(map[string]any{"session_id": str, "event_id": str, "content": str, "author": str,
 		"role": str, "seq": num, "timestamp": str, "score": map[string]any{"type": "number"},
 		"signals":  map[string]any{"type": "object", "additionalProperties": obj(map[string]any{"rank": num, "score": map[string]any{"type": "number"}}, "rank", "score")},
-		"metadata": anyObj}))}),
+		"metadata": anyObj})), "facts": array(ref("FactMatch"))}),
 	"ContextRequest": obj(map[string]any{"working_memory": anyObj, "agent": str}),
 	"Context":        obj(map[string]any{"strategy": str, "events": array(ref("Event")), "total_events": num}),
 	"RebuildRequest": obj(map[string]any{"app": str, "user": str}),
 	"StoreFact":      obj(map[string]any{"key": str, "value": str, "category": str, "tags": array(str), "ttl_seconds": num}, "key", "value"),
-	"Fact": obj(map[string]any{"id": str, "key": str, "value": str, "category": str, "tags": array(str), "created_at": str, "updated_at": str,
-		"expires_at": str, "valid_from": str, "valid_to": str, "supersedes": str, "superseded_by": str,
-		"source":   obj(map[string]any{"kind": str, "by": str, "agent": str, "session_id": str, "event_ids": array(str), "model": str}),
-		"decision": map[string]any{"type": "string", "enum": []string{"added", "updated", "unchanged"}}}),
+	"Fact":           obj(factProperties()),
+	"FactMatch":      obj(withScore(factProperties())),
 	"FactHistory":    obj(map[string]any{"versions": array(ref("Fact"))}),
 	"InvalidateFact": obj(map[string]any{"key": str}, "key"),
 	"FactList":       obj(map[string]any{"facts": array(ref("Fact"))}),
@@ -162,4 +160,17 @@ var schemas = map[string]any{
 	"UserList":      obj(map[string]any{"users": array(obj(map[string]any{"app": str, "user": str, "sessions": num, "last_update_time": str})), "next_page_token": str}),
 	"IndexStatus":   obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus")}),
 	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
+}
+
+// factProperties are a fact's fields.
+func factProperties() map[string]any {
+	return map[string]any{"id": str, "key": str, "value": str, "category": str, "tags": array(str), "created_at": str, "updated_at": str,
+		"expires_at": str, "valid_from": str, "valid_to": str, "supersedes": str, "superseded_by": str,
+		"source":   obj(map[string]any{"kind": str, "by": str, "agent": str, "session_id": str, "event_ids": array(str), "model": str}),
+		"decision": map[string]any{"type": "string", "enum": []string{"added", "updated", "unchanged", "duplicate"}}}
+}
+
+func withScore(props map[string]any) map[string]any {
+	props["score"] = map[string]any{"type": "number"}
+	return props
 }

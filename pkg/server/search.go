@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hectormem/hector/internal/timearg"
+	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 )
 
@@ -15,6 +17,7 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 		Limit int    `json:"limit"`
 		index.FilterArgs
 		RecencyHalfLife string `json:"recency_half_life"`
+		AsOf            string `json:"as_of"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -32,6 +35,12 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	var asOf time.Time
+	if req.AsOf != "" {
+		if asOf, err = timearg.Parse(req.AsOf); err != nil {
+			return badRequest("field \"as_of\": %v", err)
+		}
+	}
 	start := time.Now()
 	// The scope is the path's, which auth has checked: the body cannot widen it.
 	resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: r.PathValue("app"), UserID: r.PathValue("user"),
@@ -44,7 +53,20 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 	if results == nil {
 		results = []index.SearchResult{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": results})
+	out := map[string]any{"results": results}
+	// The user's curated facts that match, current (or as of as_of); a
+	// filter on sessions, authors or times is no fact's.
+	if s.svcs.Facts != nil && filter.IsZero() {
+		matches, err := s.svcs.Facts.Search(r.Context(), userFacts(r), req.Query, max(req.Limit, index.DefaultToolResults), asOf)
+		if err != nil {
+			return err
+		}
+		if matches == nil {
+			matches = []facts.Match{}
+		}
+		out["facts"] = matches
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

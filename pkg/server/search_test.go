@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -63,6 +64,23 @@ func TestSearchFiltersAndRecency(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("search %v found %q, want %q", tc.body, got, tc.want)
 		}
+	}
+	// The user's curated facts that match come with an unfiltered search.
+	if w := do(t, s, "POST", "/v1/apps/a/users/alice/facts", aliceKey, map[string]any{"key": "home", "value": "Lives on Oak Street"}); w.Code != 201 {
+		t.Fatal(w.Code, w.Body)
+	}
+	var withFacts struct {
+		Facts []struct {
+			Key   string  `json:"key"`
+			Score float64 `json:"score"`
+		} `json:"facts"`
+	}
+	w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, map[string]any{"query": "street"})
+	if json.Unmarshal(w.Body.Bytes(), &withFacts); len(withFacts.Facts) != 1 || withFacts.Facts[0].Key != "home" || withFacts.Facts[0].Score <= 0 {
+		t.Errorf("an unfiltered search's facts: %s", w.Body)
+	}
+	if w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, map[string]any{"query": "street", "as_of": "2020-01-01"}); !strings.Contains(w.Body.String(), `"facts":[]`) {
+		t.Errorf("facts as of before any was written: %s", w.Body)
 	}
 	plain := search(map[string]any{"query": "street", "author": "Alice"})
 	if got := ids(plain); !slices.Equal(got, []string{"e1", "e3"}) {

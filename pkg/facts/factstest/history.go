@@ -310,3 +310,46 @@ func testDuplicates(t *testing.T, svc *facts.Service, clock *Clock) {
 		t.Errorf("alice's facts: %q", keys(fs))
 	}
 }
+
+// A search finds the user's current facts by their key's and value's words
+// (here without an embedder), best first; as_of searches what held then;
+// another user's facts are never found.
+func testSearch(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	store(t, svc, alice, "pets/dog", "Has a dog named Rex", "")
+	store(t, svc, alice, "job", "Works as a nurse at the hospital", "")
+	store(t, svc, facts.UserScope("app", "bob"), "pets/cat", "Has a dog named Rex and a cat", "")
+	before := clock.Now()
+	clock.Advance(time.Hour)
+	store(t, svc, alice, "job", "Works as a doctor at the hospital", "")
+	found := func(query string, asOf time.Time) []string {
+		t.Helper()
+		ms, err := svc.Search(ctx, alice, query, 5, asOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			if m.Score <= 0 {
+				t.Errorf("%q found %q with score %v", query, m.Key, m.Score)
+			}
+			out = append(out, m.Value)
+		}
+		return out
+	}
+	if got := found("what is the dog called", time.Time{}); len(got) != 1 || got[0] != "Has a dog named Rex" {
+		t.Errorf("a search for the dog found %q", got)
+	}
+	if got := found("hospital job", time.Time{}); len(got) != 1 || got[0] != "Works as a doctor at the hospital" {
+		t.Errorf("a search for the job found %q, want the current value", got)
+	}
+	if got := found("hospital job", before); len(got) != 1 || got[0] != "Works as a nurse at the hospital" {
+		t.Errorf("a search for the job as of before found %q", got)
+	}
+	if got := found("zeppelin", time.Time{}); len(got) != 0 {
+		t.Errorf("a search sharing no word found %q", got)
+	}
+	if ms, err := svc.Search(ctx, facts.UserScope("app", "carol"), "dog Rex", 5, time.Time{}); err != nil || len(ms) != 0 {
+		t.Errorf("carol's search = %+v, %v", ms, err)
+	}
+}

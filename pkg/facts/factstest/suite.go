@@ -56,6 +56,7 @@ func Run(t *testing.T, newService Factory) {
 		{"Provenance", testProvenance},
 		{"HistoryProperty", testHistoryProperty},
 		{"Duplicates", testDuplicates},
+		{"Search", testSearch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
