@@ -58,10 +58,10 @@ type versionRow struct {
 	Supersedes   string `gorm:"size:36;not null"`
 	SupersededBy string `gorm:"size:36;not null"`
 	Vector       []byte
-	CreatedNs    int64  `gorm:"not null"`
-	ValidFromNs  int64  `gorm:"not null"`
-	ValidToNs    int64  `gorm:"not null"`
-	ExpiresNs    int64  `gorm:"not null;index"`
+	CreatedNs    int64 `gorm:"not null"`
+	ValidFromNs  int64 `gorm:"not null"`
+	ValidToNs    int64 `gorm:"not null"`
+	ExpiresNs    int64 `gorm:"not null;index"`
 }
 
 func (versionRow) TableName() string { return "fact_history" }

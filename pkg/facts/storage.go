@@ -26,13 +26,13 @@ type record struct {
 	ContentSig, EntitySig string
 	// Vector is the value's meaning (the embedder's vector), sealed as
 	// the value is; nil without an embedder.
-	Vector    []byte
-	CreatedAt time.Time // when the key's first version was written
-	ValidFrom             time.Time // when this version began to hold
-	ValidTo               time.Time // when it stopped holding; zero while current
-	Supersedes            string    // the version this one replaced
-	SupersededBy          string    // the version that replaced this one; "" if none (invalidated)
-	ExpiresAt             time.Time
+	Vector       []byte
+	CreatedAt    time.Time // when the key's first version was written
+	ValidFrom    time.Time // when this version began to hold
+	ValidTo      time.Time // when it stopped holding; zero while current
+	Supersedes   string    // the version this one replaced
+	SupersededBy string    // the version that replaced this one; "" if none (invalidated)
+	ExpiresAt    time.Time
 }
 
 // current reports whether the record is its key's current version.
