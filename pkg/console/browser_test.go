@@ -283,6 +283,22 @@ func TestBrowser(t *testing.T) {
 	if got := b.text("form.card .error"); !strings.Contains(got, "Refused") || typed != "aws" {
 		t.Errorf("a fact that looks like a secret: the page says %q, the key field holds %q", got, typed)
 	}
+	// A new value for the key: the list says who wrote it and links to
+	// its history, which a click opens, showing both values, newest first.
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"), chromedp.SendKeys(`form.card input[name="key"]`, "editor", chromedp.ByQuery),
+		chromedp.SendKeys(`form.card textarea[name="value"]`, "helix", chromedp.ByQuery), chromedp.Click(`form.card button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//td[text()="helix"]`))
+	if got := b.text(`tbody tr`); !strings.Contains(got, "written by") {
+		t.Errorf("the fact's row says %q, want who wrote it", got)
+	}
+	b.run(chromedp.Click(`//a[text()="history"]`), chromedp.WaitVisible(`table.history`, chromedp.ByQuery))
+	var rows []string
+	b.run(chromedp.Evaluate(`[...document.querySelectorAll("table.history tbody tr")].map(r => r.innerText)`, &rows))
+	if len(rows) != 2 || !strings.Contains(rows[0], "helix") || !strings.Contains(rows[0], "now") || !strings.Contains(rows[1], "vim") || !strings.Contains(rows[1], "replaced") {
+		t.Errorf("the history page shows %q", rows)
+	}
+	b.screenshot("fact-history")
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"))
 	b.screenshot("facts")
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/state"))
 	b.screenshot("state")
@@ -364,7 +380,7 @@ func signedIn(t *testing.T, hs *httptest.Server, key string) (*http.Client, *htt
 func TestIsolation(t *testing.T) {
 	hs := newServer(t)
 	bob, _ := signedIn(t, hs, bobKey)
-	for _, page := range []string{"", "/sessions/trip", "/search?q=Lisbon", "/facts", "/state", "/sessions/trip/artifacts/plan.txt"} {
+	for _, page := range []string{"", "/sessions/trip", "/search?q=Lisbon", "/facts", "/facts/history?key=editor", "/state", "/sessions/trip/artifacts/plan.txt"} {
 		resp, err := bob.Get(hs.URL + "/ui/apps/a/users/alice" + page)
 		if err != nil {
 			t.Fatal(err)

@@ -80,6 +80,7 @@ func New(api http.Handler, authEnabled bool, logger *slog.Logger) (*Console, err
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/facts", c.facts)
 	mux.HandleFunc("POST /ui/apps/{app}/users/{user}/facts", c.addFact)
 	mux.HandleFunc("POST /ui/apps/{app}/users/{user}/facts/forget", c.forgetFact)
+	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/facts/history", c.factHistory)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/state", c.statePage)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/sessions/{id}/artifacts/{name}", c.artifact)
 	mux.HandleFunc("GET /ui/index", c.indexPage)

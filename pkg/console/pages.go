@@ -1,6 +1,7 @@
 package console
 
 import (
+	"slices"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -344,6 +345,26 @@ func (c *Console) forgetFact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, o.page("facts"), http.StatusSeeOther)
+}
+
+// factHistory shows every value a fact's key held, newest first, with
+// when each held and where it came from.
+func (c *Console) factHistory(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	key := r.URL.Query().Get("key")
+	var history struct {
+		Versions []facts.Fact `json:"versions"`
+	}
+	if !c.get(req, o.api()+"/facts:history?key="+url.QueryEscape(key), &history) {
+		return
+	}
+	slices.Reverse(history.Versions)
+	c.render(req, http.StatusOK, "facthistory", map[string]any{"Title": key + " · history", "Owner": o, "Tab": "facts", "Key": key,
+		"Versions": history.Versions})
 }
 
 func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
