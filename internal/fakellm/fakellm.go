@@ -30,6 +30,8 @@ type Reply struct {
 	// Page answers 200 with this Content-Type and an HTML page, as a proxy's
 	// login or error page does.
 	Page string
+	// Usage is the prompt and completion tokens a JSON answer reports.
+	Usage [2]int
 }
 
 // Server is a running fake model.
@@ -95,8 +97,12 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if (req["stream"] != true || rep.JSON) && !rep.SSE {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "choices": []any{map[string]any{
-			"index": 0, "message": map[string]any{"role": "assistant", "content": rep.Content, "tool_calls": calls}, "finish_reason": finish}}})
+		body := map[string]any{"id": "x", "object": "chat.completion", "choices": []any{map[string]any{
+			"index": 0, "message": map[string]any{"role": "assistant", "content": rep.Content, "tool_calls": calls}, "finish_reason": finish}}}
+		if rep.Usage != [2]int{} {
+			body["usage"] = map[string]any{"prompt_tokens": rep.Usage[0], "completion_tokens": rep.Usage[1], "total_tokens": rep.Usage[0] + rep.Usage[1]}
+		}
+		json.NewEncoder(w).Encode(body)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

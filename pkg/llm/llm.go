@@ -50,6 +50,15 @@ type Tool struct {
 type Request struct {
 	Messages []Message
 	Tools    []Tool
+	// JSONSchema, when set, asks for an answer that is a JSON document of
+	// this schema (response_format json_schema, named Name of the schema).
+	JSONSchema *JSONSchema
+}
+
+// JSONSchema names a schema the answer must follow.
+type JSONSchema struct {
+	Name   string
+	Schema map[string]any
 }
 
 // Response is the model's answer: text, tool calls, or both.
@@ -57,7 +66,17 @@ type Response struct {
 	Content      string
 	ToolCalls    []ToolCall
 	FinishReason string
+	Usage        Usage // zero when the server does not say
 }
+
+// Usage is how many tokens a call took, as the server counts them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Total is every token the call took.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 
 // Config configures a Client.
 type Config struct {
@@ -106,6 +125,9 @@ func (c *Client) body(req Request, stream bool) ([]byte, error) {
 				"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
 		}
 		body["tools"] = tools
+	}
+	if js := req.JSONSchema; js != nil {
+		body["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": js.Name, "schema": js.Schema, "strict": true}}
 	}
 	return json.Marshal(body)
 }
@@ -225,6 +247,7 @@ func (c *Client) readCompletion(body io.Reader) (*Response, error) {
 			Message      Message `json:"message"`
 			FinishReason string  `json:"finish_reason"`
 		} `json:"choices"`
+		Usage Usage     `json:"usage"`
 		Error *apiError `json:"error"`
 	}
 	if err := json.NewDecoder(body).Decode(&out); err != nil {
@@ -237,7 +260,7 @@ func (c *Client) readCompletion(body io.Reader) (*Response, error) {
 		return nil, fmt.Errorf("llm: %s answered with no choices", c.cfg.Model)
 	}
 	ch := out.Choices[0]
-	return &Response{Content: ch.Message.Content, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}, nil
+	return &Response{Content: ch.Message.Content, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason, Usage: out.Usage}, nil
 }
 
 // readStream reads server-sent chat-completion chunks. A stream is whole

@@ -1,0 +1,287 @@
+// Package extract learns facts from conversations: a model reads a
+// session's messages and proposes durable facts about the user, which go
+// through the facts service as written ones do (its policy, its
+// consolidation, its history), with where they came from: the session,
+// the events and the model.
+//
+// It is bounded: a token budget per app and hour and per app and day, a
+// limit on calls at once, and the model client's backoff on 429s. What the
+// model answers is checked against a schema; whatever does not fit is
+// dropped and counted, never stored. Every run records a hidden audit
+// event in the session: counts and refusal codes, never content.
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hectormem/hector/pkg/errkind"
+	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/llm"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// Model is the chat model extraction asks (llm.Client is one).
+type Model interface {
+	Complete(ctx context.Context, req llm.Request) (*llm.Response, error)
+	Model() string
+}
+
+// Config configures an Extractor.
+type Config struct {
+	Model    Model
+	Facts    *facts.Service
+	Sessions session.Service
+	// Budget bounds the tokens each app spends; zero fields are no limit.
+	Budget Budget
+	// Concurrency is how many calls run at once (default 2).
+	Concurrency int
+	// MaxEvents is how many messages one call reads (default 40): a
+	// session's new turns are read together, in as few calls as that
+	// allows.
+	MaxEvents int
+	Logger    *slog.Logger
+	Clock     func() time.Time // default time.Now
+}
+
+// Budget is how many tokens (prompt and completion, as the model's server
+// counts them) an app may spend on extraction per clock hour and per day
+// (UTC).
+type Budget struct {
+	PerHour, PerDay int
+}
+
+// ErrBudgetSpent: the app's budget for this hour or day is spent; calls
+// resume when the window turns (Retry says when).
+var ErrBudgetSpent = errkind.New(errkind.Unavailable, "the extraction token budget is spent")
+
+// BudgetError says when the budget allows calls again.
+type BudgetError struct{ Retry time.Time }
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%v until %s", ErrBudgetSpent, e.Retry.UTC().Format(time.RFC3339))
+}
+
+func (e *BudgetError) Unwrap() error { return ErrBudgetSpent }
+
+// RetryAfter is how long to wait before trying again.
+func (e *BudgetError) RetryAfter() time.Duration { return time.Until(e.Retry) }
+
+// Extractor runs extractions.
+type Extractor struct {
+	cfg    Config
+	budget *ledger
+	slots  chan struct{}
+	stats  Stats
+}
+
+// Stats counts what extraction did since the process started.
+type Stats struct {
+	Calls, Tokens, Proposed, Stored, Dropped, Refused atomic.Int64
+}
+
+// New returns an Extractor for cfg.
+func New(cfg Config) (*Extractor, error) {
+	if cfg.Model == nil || cfg.Facts == nil || cfg.Sessions == nil {
+		return nil, errors.New("extract: a model, the facts and the sessions are required")
+	}
+	if cfg.Budget.PerHour < 0 || cfg.Budget.PerDay < 0 {
+		return nil, errors.New("extract: a token budget is negative")
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 2
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = 40
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	return &Extractor{cfg: cfg, budget: newLedger(cfg.Budget), slots: make(chan struct{}, cfg.Concurrency)}, nil
+}
+
+// Stats returns the running totals.
+func (x *Extractor) Stats() *Stats { return &x.stats }
+
+// Request names what to read: one session's messages with a sequence
+// number in (AfterSeq, ToSeq]; ToSeq 0 is the session's last.
+type Request struct {
+	AppName, UserID, SessionID string
+	AfterSeq, ToSeq            int64
+}
+
+// Result is what one extraction did.
+type Result struct {
+	Calls       int          `json:"calls"`
+	Tokens      int          `json:"tokens"`
+	Events      int          `json:"events"`   // messages read
+	Proposed    int          `json:"proposed"` // facts the model proposed
+	Added       int          `json:"added"`
+	Updated     int          `json:"updated"`
+	Unchanged   int          `json:"unchanged"`
+	Duplicates  int          `json:"duplicates"`
+	Invalidated int          `json:"invalidated"`
+	Dropped     int          `json:"dropped"`           // proposals that did not fit the schema
+	Refused     []string     `json:"refused,omitempty"` // the policy's codes, one per refused proposal
+	Facts       []facts.Fact `json:"facts"`             // the facts stored, updated or invalidated
+}
+
+// Extract reads the request's messages and stores the facts the model
+// finds in them, in the user's scope. The model's proposals pass the facts
+// policy as any write does; a refusal is counted and audited, never stored.
+func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
+	resp, err := x.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: req.AppName, UserID: req.UserID, SessionID: req.SessionID})
+	if err != nil {
+		return nil, err
+	}
+	if req.AfterSeq < 0 || req.ToSeq < 0 || req.ToSeq != 0 && req.ToSeq <= req.AfterSeq {
+		return nil, fmt.Errorf("%w: after_seq %d and to_seq %d do not make a range", errkind.InvalidArgument, req.AfterSeq, req.ToSeq)
+	}
+	var msgs []*session.Event
+	for ev := range resp.Session.Events().All() {
+		if ev.Seq > req.AfterSeq && (req.ToSeq == 0 || ev.Seq <= req.ToSeq) && readable(ev) {
+			msgs = append(msgs, ev)
+		}
+	}
+	scope := facts.UserScope(req.AppName, req.UserID)
+	out := &Result{Events: len(msgs), Facts: []facts.Fact{}}
+	for batch := range slices.Chunk(msgs, x.cfg.MaxEvents) {
+		if err = x.extractBatch(ctx, req, scope, batch, out); err != nil {
+			break
+		}
+	}
+	x.audit(ctx, resp.Session, out, err)
+	if err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// readable reports whether an event is a message of the conversation: a
+// user's or an assistant's text (not tools' results, summaries, nor
+// audit events).
+func readable(ev *session.Event) bool {
+	return ev.Message != nil && !ev.IsSummary() && (ev.Message.Role == session.RoleUser || ev.Message.Role == session.RoleAssistant) &&
+		strings.TrimSpace(ev.Message.Text()) != ""
+}
+
+func (x *Extractor) extractBatch(ctx context.Context, req Request, scope facts.Scope, batch []*session.Event, out *Result) error {
+	if retry, ok := x.budget.allow(req.AppName, x.cfg.Clock()); !ok {
+		return &BudgetError{Retry: retry}
+	}
+	held, err := x.cfg.Facts.List(ctx, scope, "", "")
+	if err != nil {
+		return err
+	}
+	select {
+	case x.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	answer, err := x.cfg.Model.Complete(ctx, prompt(batch, held))
+	<-x.slots
+	if err != nil {
+		return fmt.Errorf("%w: extraction: asking %s: %w", errkind.Unavailable, x.cfg.Model.Model(), err)
+	}
+	tokens := answer.Usage.Total()
+	if tokens == 0 { // the server did not say: count what was sent and received
+		tokens = estimateTokens(prompt(batch, held), answer.Content)
+	}
+	x.budget.spend(req.AppName, tokens, x.cfg.Clock())
+	out.Calls++
+	out.Tokens += tokens
+	x.stats.Calls.Add(1)
+	x.stats.Tokens.Add(int64(tokens))
+
+	ids := map[string]bool{}
+	for _, ev := range batch {
+		ids[ev.ID] = true
+	}
+	proposals, dropped := parse(answer.Content, ids)
+	out.Proposed += len(proposals) + dropped
+	out.Dropped += dropped
+	x.stats.Proposed.Add(int64(len(proposals) + dropped))
+	x.stats.Dropped.Add(int64(dropped))
+	for _, p := range proposals {
+		if err := x.apply(ctx, req, scope, p, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply stores, updates or invalidates one proposal's fact.
+func (x *Extractor) apply(ctx context.Context, req Request, scope facts.Scope, p proposal, out *Result) error {
+	if p.Action == actionInvalidate {
+		f, err := x.cfg.Facts.Invalidate(ctx, scope, p.Key)
+		if errors.Is(err, facts.ErrNotFound) {
+			out.Dropped++
+			x.stats.Dropped.Add(1)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out.Invalidated++
+		out.Facts = append(out.Facts, *f)
+		return nil
+	}
+	src := facts.Source{Kind: facts.SourceExtracted, SessionID: req.SessionID, EventIDs: p.EventIDs, Model: x.cfg.Model.Model()}
+	f, err := x.cfg.Facts.Store(ctx, scope, facts.StoreRequest{Key: p.Key, Value: p.Statement, Category: p.Category, Source: src})
+	var refused *facts.ValidationError
+	if errors.As(err, &refused) {
+		out.Refused = append(out.Refused, refused.Code)
+		x.stats.Refused.Add(1)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch f.Decision {
+	case facts.Added:
+		out.Added++
+	case facts.Updated:
+		out.Updated++
+	case facts.Unchanged:
+		out.Unchanged++
+		return nil
+	case facts.Duplicate:
+		out.Duplicates++
+		return nil
+	}
+	x.stats.Stored.Add(1)
+	out.Facts = append(out.Facts, *f)
+	return nil
+}
+
+// AuditAuthor is the author of extraction's audit events.
+const AuditAuthor = "hector:extract"
+
+// audit records the run in the session as a hidden event (no message, so
+// no model sees it): what it did in numbers, and the policy's codes for
+// what it refused, never content.
+func (x *Extractor) audit(ctx context.Context, s session.Session, out *Result, failed error) {
+	record := map[string]any{"operation": "extract", "outcome": "ok", "model": x.cfg.Model.Model(), "calls": out.Calls, "tokens": out.Tokens,
+		"events": out.Events, "proposed": out.Proposed, "added": out.Added, "updated": out.Updated, "unchanged": out.Unchanged,
+		"duplicates": out.Duplicates, "invalidated": out.Invalidated, "dropped": out.Dropped, "refused": slices.Clone(out.Refused)}
+	if failed != nil {
+		record["outcome"] = "failed"
+		record["category"] = "error"
+		if errors.Is(failed, ErrBudgetSpent) {
+			record["category"] = "budget_spent"
+		}
+	}
+	ev := &session.Event{Author: AuditAuthor, Timestamp: x.cfg.Clock(), Metadata: map[string]any{"audit": record}}
+	if err := x.cfg.Sessions.AppendEvent(context.WithoutCancel(ctx), s, ev); err != nil {
+		x.cfg.Logger.Warn("extract: recording the audit event failed", "app", s.AppName(), "session", s.ID(), "error", err)
+	}
+}
