@@ -163,6 +163,28 @@ type Event struct {
 	Timestamp    *string                 `json:"timestamp,omitempty"`
 }
 
+// ExtractRequest defines model for ExtractRequest.
+type ExtractRequest struct {
+	AfterSeq *int `json:"after_seq,omitempty"`
+	ToSeq    *int `json:"to_seq,omitempty"`
+}
+
+// ExtractResult defines model for ExtractResult.
+type ExtractResult struct {
+	Added       *int      `json:"added,omitempty"`
+	Calls       *int      `json:"calls,omitempty"`
+	Dropped     *int      `json:"dropped,omitempty"`
+	Duplicates  *int      `json:"duplicates,omitempty"`
+	Events      *int      `json:"events,omitempty"`
+	Facts       *[]Fact   `json:"facts,omitempty"`
+	Invalidated *int      `json:"invalidated,omitempty"`
+	Proposed    *int      `json:"proposed,omitempty"`
+	Refused     *[]string `json:"refused,omitempty"`
+	Tokens      *int      `json:"tokens,omitempty"`
+	Unchanged   *int      `json:"unchanged,omitempty"`
+	Updated     *int      `json:"updated,omitempty"`
+}
+
 // Fact defines model for Fact.
 type Fact struct {
 	Category  *string       `json:"category,omitempty"`
@@ -546,6 +568,9 @@ type GetContextJSONRequestBody = ContextRequest
 // AppendEventJSONRequestBody defines body for AppendEvent for application/json ContentType.
 type AppendEventJSONRequestBody = AppendEvent
 
+// ExtractMemoriesJSONRequestBody defines body for ExtractMemories for application/json ContentType.
+type ExtractMemoriesJSONRequestBody = ExtractRequest
+
 // UpdateUserStateJSONRequestBody defines body for UpdateUserState for application/json ContentType.
 type UpdateUserStateJSONRequestBody = State
 
@@ -890,6 +915,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/events (the `AppendEvent` operationId).
 	AppendEvent(ctx context.Context, app string, user string, id string, body AppendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExtractMemoriesWithBody Learn facts from the session's messages with the configured model (server.extraction)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+	ExtractMemoriesWithBody(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExtractMemories Learn facts from the session's messages with the configured model (server.extraction)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+	ExtractMemories(ctx context.Context, app string, user string, id string, body ExtractMemoriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUserState Get user state
 	//
@@ -1630,6 +1669,40 @@ func (c *Client) AppendEventWithBody(ctx context.Context, app string, user strin
 // Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/events (the `AppendEvent` operationId).
 func (c *Client) AppendEvent(ctx context.Context, app string, user string, id string, body AppendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAppendEventRequest(c.Server, app, user, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtractMemoriesWithBody Learn facts from the session's messages with the configured model (server.extraction)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+func (c *Client) ExtractMemoriesWithBody(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtractMemoriesRequestWithBody(c.Server, app, user, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtractMemories Learn facts from the session's messages with the configured model (server.extraction)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+func (c *Client) ExtractMemories(ctx context.Context, app string, user string, id string, body ExtractMemoriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtractMemoriesRequest(c.Server, app, user, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3467,6 +3540,67 @@ func NewAppendEventRequestWithBody(server string, app string, user string, id st
 	return req, nil
 }
 
+// NewExtractMemoriesRequest calls the generic ExtractMemories builder with application/json body
+func NewExtractMemoriesRequest(server string, app string, user string, id string, body ExtractMemoriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewExtractMemoriesRequestWithBody(server, app, user, id, "application/json", bodyReader)
+}
+
+// NewExtractMemoriesRequestWithBody constructs an http.Request for the ExtractMemories method, with any body, and a specified content type
+func NewExtractMemoriesRequestWithBody(server string, app string, user string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/sessions/%s/memories:extract", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetUserStateRequest constructs an http.Request for the GetUserState method
 func NewGetUserStateRequest(server string, app string, user string) (*http.Request, error) {
 	var err error
@@ -4093,6 +4227,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/events (the `AppendEvent` operationId).
 	AppendEventWithResponse(ctx context.Context, app string, user string, id string, body AppendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AppendEventResponse, error)
+
+	// ExtractMemoriesWithBodyWithResponse Learn facts from the session's messages with the configured model (server.extraction)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+	ExtractMemoriesWithBodyWithResponse(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtractMemoriesResponse, error)
+
+	// ExtractMemoriesWithResponse Learn facts from the session's messages with the configured model (server.extraction)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+	ExtractMemoriesWithResponse(ctx context.Context, app string, user string, id string, body ExtractMemoriesJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtractMemoriesResponse, error)
 
 	// GetUserStateWithResponse Get user state
 	//
@@ -7214,6 +7362,110 @@ func (r AppendEventResponse) ContentType() string {
 	return ""
 }
 
+type ExtractMemoriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExtractResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON200() *ExtractResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExtractMemoriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExtractMemoriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExtractMemoriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExtractMemoriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUserStateResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8464,6 +8716,32 @@ func (c *ClientWithResponses) AppendEventWithResponse(ctx context.Context, app s
 		return nil, err
 	}
 	return ParseAppendEventResponse(rsp)
+}
+
+// ExtractMemoriesWithBodyWithResponse Learn facts from the session's messages with the configured model (server.extraction)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+func (c *ClientWithResponses) ExtractMemoriesWithBodyWithResponse(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtractMemoriesResponse, error) {
+	rsp, err := c.ExtractMemoriesWithBody(ctx, app, user, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtractMemoriesResponse(rsp)
+}
+
+// ExtractMemoriesWithResponse Learn facts from the session's messages with the configured model (server.extraction)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/sessions/{id}/memories:extract (the `ExtractMemories` operationId).
+func (c *ClientWithResponses) ExtractMemoriesWithResponse(ctx context.Context, app string, user string, id string, body ExtractMemoriesJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtractMemoriesResponse, error) {
+	rsp, err := c.ExtractMemories(ctx, app, user, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtractMemoriesResponse(rsp)
 }
 
 // GetUserStateWithResponse Get user state
@@ -11114,6 +11392,95 @@ func ParseAppendEventResponse(rsp *http.Response) (*AppendEventResponse, error) 
 			return nil, err
 		}
 		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExtractMemoriesResponse parses an HTTP response from a ExtractMemoriesWithResponse call
+func ParseExtractMemoriesResponse(rsp *http.Response) (*ExtractMemoriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExtractMemoriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExtractResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error

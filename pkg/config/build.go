@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,11 +14,13 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/index/position"
+	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
 )
@@ -28,6 +31,8 @@ type Services struct {
 	Sessions  session.Service
 	Artifacts artifacts.Service
 	Index     index.Live
+	// Extractor learns facts from sessions; nil when server.extraction is off.
+	Extractor *extract.Extractor
 	Facts     *facts.Service
 	sql       *session.SQLService // closed before the databases
 	dbs       map[string]*gorm.DB
@@ -159,6 +164,18 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 	} else if s.Facts, err = facts.NewInMemory(key, factsOpts...); err != nil {
 		return err
+	}
+	if x := srv.Extraction; x.LLM != "" {
+		l := cfg.LLMs[x.LLM]
+		model, err := llm.New(llm.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: os.Getenv(l.APIKeyEnv)})
+		if err != nil {
+			return fmt.Errorf("server.extraction.llm: %w", err)
+		}
+		budget := extract.Budget{PerHour: cmp.Or(x.TokensPerHour, DefaultExtractionTokensPerHour), PerDay: cmp.Or(x.TokensPerDay, DefaultExtractionTokensPerDay)}
+		s.Extractor, err = extract.New(extract.Config{Model: model, Facts: s.Facts, Sessions: s.Sessions, Budget: budget, Concurrency: x.Concurrency, Logger: logger})
+		if err != nil {
+			return err
+		}
 	}
 	// A session's facts go with it.
 	s.Sessions.OnDelete(func(ctx context.Context, app, user, id string) error {

@@ -134,15 +134,16 @@ type Server struct {
 	// name in /etc/hosts, or the one a local reverse proxy passes on. Any
 	// other is refused, so that a web page whose name an attacker points at
 	// 127.0.0.1 (DNS rebinding) cannot reach the API.
-	AllowedHosts []string  `yaml:"allowed_hosts"`
-	DataDir      string    `yaml:"data_dir"`
-	Sessions     Sessions  `yaml:"sessions"`
-	Index        Index     `yaml:"index"`
-	Artifacts    Artifacts `yaml:"artifacts"`
-	Auth         Auth      `yaml:"auth"`
-	Limits       Limits    `yaml:"limits"`
-	Facts        Facts     `yaml:"facts"`
-	MCP          MCP       `yaml:"mcp"`
+	AllowedHosts []string   `yaml:"allowed_hosts"`
+	DataDir      string     `yaml:"data_dir"`
+	Sessions     Sessions   `yaml:"sessions"`
+	Index        Index      `yaml:"index"`
+	Artifacts    Artifacts  `yaml:"artifacts"`
+	Auth         Auth       `yaml:"auth"`
+	Limits       Limits     `yaml:"limits"`
+	Facts        Facts      `yaml:"facts"`
+	Extraction   Extraction `yaml:"extraction"`
+	MCP          MCP        `yaml:"mcp"`
 }
 
 // MCP configures the MCP server (/mcp and hector mcp).
@@ -161,6 +162,23 @@ type Facts struct {
 	MaxScopeChars      int      `yaml:"max_scope_chars"`
 	ReservedCategories []string `yaml:"reserved_categories"`
 }
+
+// Extraction configures learning facts from conversations with a model
+// (POST …/sessions/{id}/memories:extract); off without an llm.
+type Extraction struct {
+	LLM string `yaml:"llm"` // an llms entry
+	// TokensPerHour and TokensPerDay bound each app's spending (defaults
+	// DefaultExtractionTokensPerHour and …PerDay).
+	TokensPerHour int `yaml:"tokens_per_hour"`
+	TokensPerDay  int `yaml:"tokens_per_day"`
+	Concurrency   int `yaml:"concurrency"` // calls at once (default 2)
+}
+
+// The default extraction budget per app.
+const (
+	DefaultExtractionTokensPerHour = 200_000
+	DefaultExtractionTokensPerDay  = 2_000_000
+)
 
 // Sessions chooses the session backend: inmemory, or sql on a named database.
 type Sessions struct {

@@ -374,3 +374,20 @@ func TestWritePolicyDefaults(t *testing.T) {
 		}
 	}
 }
+
+// Extraction names one of the llms, with budgets that are not negative.
+func TestExtractionConfig(t *testing.T) {
+	good := "llms:\n  small: {base_url: http://localhost:1/v1, model: m}\nserver:\n  extraction: {llm: small, tokens_per_hour: 5000}\n"
+	c, err := Parse("t.yaml", []byte(good), Overrides{})
+	if err != nil || c.Server.Extraction.LLM != "small" || c.Server.Extraction.TokensPerHour != 5000 {
+		t.Fatalf("%+v, %v", c.Server.Extraction, err)
+	}
+	for yaml, want := range map[string]string{
+		"server:\n  extraction: {llm: big}\n": "server.extraction.llm",
+		"llms:\n  small: {base_url: http://localhost:1/v1, model: m}\nserver:\n  extraction: {llm: small, tokens_per_day: -1}\n": "server.extraction.tokens_per_day: must be positive",
+	} {
+		if _, err := Parse("t.yaml", []byte(yaml), Overrides{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want an error saying %q", yaml, err, want)
+		}
+	}
+}

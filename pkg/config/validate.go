@@ -72,6 +72,7 @@ func (cfg *Config) validate() []*Error {
 	c.oneOf("server.mcp.write_policy", s.MCP.WritePolicy, "auto", "approvers", "off")
 	s.Artifacts.validate(c, dbs)
 	s.Facts.validate(c, dbs)
+	s.Extraction.validate(c, llms)
 	if s.Limits.MaxBodyMB < 0 || s.Limits.RequestsPerSecond < 0 || s.Limits.Burst < 0 {
 		c.add("server.limits", "limits must be positive")
 	}
@@ -257,6 +258,17 @@ func (a Artifacts) validate(c *checker, dbs []string) {
 	}
 	if a.MaxSizeMB < 0 {
 		c.add("server.artifacts.max_size_mb", "must be positive")
+	}
+}
+
+func (e Extraction) validate(c *checker, llms []string) {
+	if e.LLM != "" {
+		c.ref("server.extraction.llm", e.LLM, llms)
+	}
+	for name, n := range map[string]int{"tokens_per_hour": e.TokensPerHour, "tokens_per_day": e.TokensPerDay, "concurrency": e.Concurrency} {
+		if n < 0 {
+			c.add("server.extraction."+name, "must be positive")
+		}
 	}
 }
 

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hectormem/hector/internal/timearg"
+	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 )
 
@@ -156,5 +159,35 @@ func (s *Server) factsSummary(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, sum)
+	return nil
+}
+
+// extractMemories learns facts from the session's messages in (after_seq,
+// to_seq] with the configured model. A spent budget is a 429 that says
+// when to try again.
+func (s *Server) extractMemories(w http.ResponseWriter, r *http.Request) error {
+	if s.svcs.Extractor == nil {
+		return &apiError{http.StatusNotImplemented, "not_implemented", "extraction is off: set server.extraction.llm to one of the llms entries"}
+	}
+	var req struct {
+		AfterSeq int64 `json:"after_seq"`
+		ToSeq    int64 `json:"to_seq"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+	}
+	res, err := s.svcs.Extractor.Extract(r.Context(), extract.Request{AppName: r.PathValue("app"), UserID: r.PathValue("user"),
+		SessionID: r.PathValue("id"), AfterSeq: req.AfterSeq, ToSeq: req.ToSeq})
+	var spent *extract.BudgetError
+	if errors.As(err, &spent) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(spent.RetryAfter().Seconds(), 1))))
+		return &apiError{http.StatusTooManyRequests, "budget_spent", spent.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,6 +89,23 @@ func newMetrics(svcs *config.Services) *metrics {
 	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "hector_index_skipped_documents_total", Help: "Documents the index store refused, which the index went on without (GET /v1/index names them).",
 	}, func() float64 { return float64(svcs.Index.Skipped().Total) })
+	if x := svcs.Extractor; x != nil {
+		st := x.Stats()
+		for _, c := range []struct {
+			name, help string
+			n          *atomic.Int64
+		}{
+			{"calls", "Calls to the extraction model.", &st.Calls},
+			{"tokens", "Tokens extraction spent, as the model's server counts them.", &st.Tokens},
+			{"proposed", "Facts the extraction model proposed.", &st.Proposed},
+			{"stored", "Extracted facts stored or updated.", &st.Stored},
+			{"dropped", "Proposals dropped as not fitting the schema.", &st.Dropped},
+			{"refused", "Proposals the facts policy refused.", &st.Refused},
+		} {
+			m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "hector_extraction_" + c.name + "_total", Help: c.help},
+				func() float64 { return float64(c.n.Load()) }))
+		}
+	}
 	m.registry.MustRegister(m.requests, m.appendLatency, m.searchLatency, termsLag, vectorLag, skipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
