@@ -298,7 +298,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the history page shows %q", rows)
 	}
 	b.screenshot("fact-history")
-	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/facts"))
+	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/facts"))
 	b.screenshot("facts")
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/state"))
 	b.screenshot("state")

@@ -1,11 +1,11 @@
 package console
 
 import (
-	"slices"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
