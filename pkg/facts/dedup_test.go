@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/race"
+	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/index/embed/use"
 )
 
@@ -83,7 +84,7 @@ func TestDeterministicDedup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	measure("with the sentence encoder", func(i int) (float64, bool) { return cosine(vecs[2*i], vecs[2*i+1]), true }, 0.26)
+	measure("with the sentence encoder", func(i int) (float64, bool) { return embed.Cosine(vecs[2*i], vecs[2*i+1]), true }, 0.26)
 }
 
 // FuzzPhrase: any text phrases without a panic, a fact is the same as

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hectormem/hector/pkg/index/embed"
 )
 
 // meaning is value's vector, nil when the service has no embedder.
@@ -83,24 +85,11 @@ func (s *Service) sameFactAs(ctx context.Context, scope Scope, said phrasing, ve
 		if err != nil {
 			return nil, err
 		}
-		if sameFact(said, other, cosine(vec, theirs), true) {
+		if sameFact(said, other, embed.Cosine(vec, theirs), true) {
 			return &c, nil
 		}
 	}
 	return nil, nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range min(len(a), len(b)) {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // Match is a fact a search found, with how well it matches the query.
@@ -166,7 +155,7 @@ func (s *Service) Search(ctx context.Context, scope Scope, query string, limit i
 			if err != nil {
 				return nil, err
 			}
-			near = cosine(qvec, vec)
+			near = embed.Cosine(qvec, vec)
 		}
 		if coverage == 0 && near < minMatchCosine {
 			continue

@@ -3,7 +3,10 @@
 // and Ollama's native embed API.
 package embed
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // Embedder embeds texts in batches.
 type Embedder interface {
@@ -14,4 +17,18 @@ type Embedder interface {
 	// Fingerprint names the provider, model and dimensions. Vectors from
 	// embedders with different fingerprints must never be compared.
 	Fingerprint() string
+}
+
+// Cosine is the cosine similarity of two vectors (0 when either is zero).
+func Cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range min(len(a), len(b)) {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }
