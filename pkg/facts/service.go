@@ -159,14 +159,7 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 			return nil, err
 		}
 		if old.Value == req.Value && old.Category == req.Category && slices.Equal(old.Tags, req.Tags) {
-			if expires := now.Add(req.TTL); expires.After(prev.ExpiresAt) {
-				if err := s.st.extend(ctx, *prev, expires); err != nil {
-					return nil, err
-				}
-				old.ExpiresAt = expires
-			}
-			old.Decision = Unchanged
-			return &old, nil
+			return s.decided(prev, Unchanged, s.renew(ctx, prev, req.TTL, now))
 		}
 	}
 	said := phrase(req.Value)
@@ -176,16 +169,12 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 		return nil, err
 	}
 	if prev == nil {
-		if same, err := s.sameFactAs(ctx, scope, said, vec, contentSig, entitySig, now); err != nil || same != nil {
-			if same != nil {
-				if expires := now.Add(req.TTL); expires.After(same.ExpiresAt) {
-					if err := s.st.extend(ctx, *same, expires); err != nil {
-						return nil, err
-					}
-					same.ExpiresAt = expires
-				}
-			}
-			return s.decided(same, Duplicate, err)
+		same, err := s.sameFactAs(ctx, scope, said, vec, contentSig, entitySig, now)
+		if err != nil {
+			return nil, err
+		}
+		if same != nil {
+			return s.decided(same, Duplicate, s.renew(ctx, same, req.TTL, now))
 		}
 	}
 	chars := utf8.RuneCountInString(req.Value)
@@ -211,6 +200,20 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	f, err := s.fact(next)
 	f.Decision = decision
 	return &f, err
+}
+
+// renew moves a held fact's expiry to now+ttl when that is later: writing
+// a fact again says it still matters.
+func (s *Service) renew(ctx context.Context, r *record, ttl time.Duration, now time.Time) error {
+	expires := now.Add(ttl)
+	if !expires.After(r.ExpiresAt) {
+		return nil
+	}
+	if err := s.st.extend(ctx, *r, expires); err != nil {
+		return err
+	}
+	r.ExpiresAt = expires
+	return nil
 }
 
 // decided is the fact a record makes, marked with what the write did.
