@@ -53,6 +53,12 @@ type Config struct {
 	InjectFacts bool
 	// Remote is an optional Memory Gateway searched before and fed after each turn.
 	Remote *RemoteMemory
+	// Learn, when set, is told of each completed turn, to learn facts from
+	// the conversation in the background (extract.Extractor does); it
+	// never blocks the turn.
+	Learn interface {
+		Notify(app, user, sessionID string)
+	}
 	// Tools are more tools the model may call (an MCP server's, say).
 	Tools []tool.Tool
 }
@@ -232,6 +238,9 @@ func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Resul
 		}
 	}
 	clearTemp(sess.State())
+	if r.cfg.Learn != nil {
+		r.cfg.Learn.Notify(r.cfg.App, req.UserID, sess.ID())
+	}
 	if len(res.Metadata) == 0 {
 		res.Metadata = nil
 	}

@@ -172,10 +172,12 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 			return fmt.Errorf("server.extraction.llm: %w", err)
 		}
 		budget := extract.Budget{PerHour: cmp.Or(x.TokensPerHour, DefaultExtractionTokensPerHour), PerDay: cmp.Or(x.TokensPerDay, DefaultExtractionTokensPerDay)}
-		s.Extractor, err = extract.New(extract.Config{Model: model, Facts: s.Facts, Sessions: s.Sessions, Budget: budget, Concurrency: x.Concurrency, Logger: logger})
+		s.Extractor, err = extract.New(extract.Config{Model: model, Facts: s.Facts, Sessions: s.Sessions, Budget: budget, Concurrency: x.Concurrency,
+			EveryTurns: x.EveryTurns, Logger: logger})
 		if err != nil {
 			return err
 		}
+		s.Extractor.Start()
 	}
 	// A session's facts go with it.
 	s.Sessions.OnDelete(func(ctx context.Context, app, user, id string) error {
@@ -345,6 +347,9 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 // Close saves the index and closes the databases.
 func (s *Services) Close() error {
 	var errs []error
+	if s.Extractor != nil {
+		s.Extractor.Close()
+	}
 	if s.Index != nil {
 		errs = append(errs, s.Index.Close())
 	}

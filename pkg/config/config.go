@@ -118,6 +118,9 @@ type AgentFacts struct {
 	WritePolicy string `yaml:"write_policy"`
 	// Inject puts the most recent facts in the prompt, labelled as reference data.
 	Inject bool `yaml:"inject"`
+	// Extract learns facts from the agent's conversations in the
+	// background, with server.extraction's model, a few turns at a time.
+	Extract bool `yaml:"extract"`
 }
 
 // Search configures an agent's search_memory tool.
@@ -172,6 +175,10 @@ type Extraction struct {
 	TokensPerHour int `yaml:"tokens_per_hour"`
 	TokensPerDay  int `yaml:"tokens_per_day"`
 	Concurrency   int `yaml:"concurrency"` // calls at once (default 2)
+	// EveryTurns is how many of an agent's turns the background worker
+	// reads at once (default 4); a session quiet for two minutes is read
+	// sooner.
+	EveryTurns int `yaml:"every_turns"`
 }
 
 // The default extraction budget per app.

@@ -60,6 +60,9 @@ func (cfg *Config) validate() []*Error {
 	}
 	for _, name := range sortedKeys(cfg.Agents) {
 		cfg.Agents[name].validate(c, "agents."+name, llms)
+		if cfg.Agents[name].Facts.Extract && cfg.Server.Extraction.LLM == "" {
+			c.add("agents."+name+".facts.extract", "needs server.extraction.llm: the model that reads the conversations")
+		}
 	}
 	s := cfg.Server
 	for i, host := range s.AllowedHosts {
@@ -265,7 +268,7 @@ func (e Extraction) validate(c *checker, llms []string) {
 	if e.LLM != "" {
 		c.ref("server.extraction.llm", e.LLM, llms)
 	}
-	for name, n := range map[string]int{"tokens_per_hour": e.TokensPerHour, "tokens_per_day": e.TokensPerDay, "concurrency": e.Concurrency} {
+	for name, n := range map[string]int{"tokens_per_hour": e.TokensPerHour, "tokens_per_day": e.TokensPerDay, "concurrency": e.Concurrency, "every_turns": e.EveryTurns} {
 		if n < 0 {
 			c.add("server.extraction."+name, "must be positive")
 		}

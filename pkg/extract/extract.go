@@ -46,8 +46,13 @@ type Config struct {
 	// session's new turns are read together, in as few calls as that
 	// allows.
 	MaxEvents int
-	Logger    *slog.Logger
-	Clock     func() time.Time // default time.Now
+	// EveryTurns and IdleAfter say when the background worker reads a
+	// session Notify told it of: after this many turns, or once it has
+	// been quiet this long (defaults DefaultEveryTurns, DefaultIdleAfter).
+	EveryTurns int
+	IdleAfter  time.Duration
+	Logger     *slog.Logger
+	Clock      func() time.Time // default time.Now
 }
 
 // Budget is how many tokens (prompt and completion, as the model's server
@@ -79,6 +84,7 @@ type Extractor struct {
 	budget *ledger
 	slots  chan struct{}
 	stats  Stats
+	bg     background
 }
 
 // Stats counts what extraction did since the process started.
@@ -99,6 +105,12 @@ func New(cfg Config) (*Extractor, error) {
 	}
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = 40
+	}
+	if cfg.EveryTurns <= 0 {
+		cfg.EveryTurns = DefaultEveryTurns
+	}
+	if cfg.IdleAfter <= 0 {
+		cfg.IdleAfter = DefaultIdleAfter
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -133,6 +145,7 @@ type Result struct {
 	Dropped     int          `json:"dropped"`           // proposals that did not fit the schema
 	Refused     []string     `json:"refused,omitempty"` // the policy's codes, one per refused proposal
 	Facts       []facts.Fact `json:"facts"`             // the facts stored, updated or invalidated
+	ToSeq       int64        `json:"to_seq"`            // the last event read
 }
 
 // Extract reads the request's messages and stores the facts the model
@@ -147,13 +160,17 @@ func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("%w: after_seq %d and to_seq %d do not make a range", errkind.InvalidArgument, req.AfterSeq, req.ToSeq)
 	}
 	var msgs []*session.Event
+	upTo := req.AfterSeq // the last event read, a message or not
 	for ev := range resp.Session.Events().All() {
-		if ev.Seq > req.AfterSeq && (req.ToSeq == 0 || ev.Seq <= req.ToSeq) && readable(ev) {
-			msgs = append(msgs, ev)
+		if ev.Seq > req.AfterSeq && (req.ToSeq == 0 || ev.Seq <= req.ToSeq) {
+			upTo = ev.Seq
+			if readable(ev) {
+				msgs = append(msgs, ev)
+			}
 		}
 	}
 	scope := facts.UserScope(req.AppName, req.UserID)
-	out := &Result{Events: len(msgs), Facts: []facts.Fact{}}
+	out := &Result{Events: len(msgs), Facts: []facts.Fact{}, ToSeq: upTo}
 	for batch := range slices.Chunk(msgs, x.cfg.MaxEvents) {
 		if err = x.extractBatch(ctx, req, scope, batch, out); err != nil {
 			break
@@ -272,7 +289,7 @@ const AuditAuthor = "hector:extract"
 func (x *Extractor) audit(ctx context.Context, s session.Session, out *Result, failed error) {
 	record := map[string]any{"operation": "extract", "outcome": "ok", "model": x.cfg.Model.Model(), "calls": out.Calls, "tokens": out.Tokens,
 		"events": out.Events, "proposed": out.Proposed, "added": out.Added, "updated": out.Updated, "unchanged": out.Unchanged,
-		"duplicates": out.Duplicates, "invalidated": out.Invalidated, "dropped": out.Dropped, "refused": slices.Clone(out.Refused)}
+		"duplicates": out.Duplicates, "invalidated": out.Invalidated, "dropped": out.Dropped, "refused": slices.Clone(out.Refused), "to_seq": out.ToSeq}
 	if failed != nil {
 		record["outcome"] = "failed"
 		record["category"] = "error"

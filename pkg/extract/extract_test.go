@@ -46,7 +46,7 @@ type fixture struct {
 
 // newFixture makes alice's session of msgs (user and assistant turns, IDs
 // m1, m2, …) and an extractor asking a fake model that answers script.
-func newFixture(t *testing.T, svc *facts.Service, budget extract.Budget, msgs []string, script ...fakellm.Reply) *fixture {
+func newFixture(t testing.TB, svc *facts.Service, budget extract.Budget, msgs []string, script ...fakellm.Reply) *fixture {
 	t.Helper()
 	f := &fixture{sessions: session.NewInMemoryService(), facts: svc, model: fakellm.Start(t, script...),
 		clock: &clock{now: time.Date(2026, 5, 1, 10, 30, 0, 0, time.UTC)}}
@@ -73,7 +73,7 @@ func newFixture(t *testing.T, svc *facts.Service, budget extract.Budget, msgs []
 }
 
 // say appends turns, alternately the user's and the assistant's.
-func (f *fixture) say(t *testing.T, msgs ...string) {
+func (f *fixture) say(t testing.TB, msgs ...string) {
 	t.Helper()
 	for _, m := range msgs {
 		n := f.session.Events().Len() + 1

@@ -41,6 +41,9 @@ func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) 
 			ac.Facts = &facts.Tools{Facts: svcs.Facts, Scope: a.Facts.Scope, WritePolicy: a.Facts.WritePolicy,
 				As: facts.Source{By: "agent", Agent: name}}
 			ac.InjectFacts = a.Facts.Inject
+			if a.Facts.Extract && svcs.Extractor != nil {
+				ac.Learn = svcs.Extractor
+			}
 			logger.Info("agent facts", "agent", name, "scope", a.Facts.Scope, "write_policy", a.Facts.WritePolicy, "inject", a.Facts.Inject)
 			if a.Facts.Scope == facts.ScopeApp && a.Facts.WritePolicy != facts.WriteOff {
 				logger.Warn("an agent may write app-scoped facts: one user's turn then changes what every user of the app is told; "+

@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/internal/fakellm"
 	"github.com/hectormem/hector/pkg/config"
@@ -56,5 +58,68 @@ func TestExtractOverHTTP(t *testing.T) {
 	}
 	if w := do(t, s, "GET", "/metrics", adminKey, nil); !strings.Contains(w.Body.String(), "hector_extraction_tokens_total 1000") {
 		t.Errorf("metrics lack the extraction's tokens")
+	}
+}
+
+// An agent that learns from its conversations: each turn is noted for
+// extraction in the background, and no turn waits for it or fails with it
+// (here the extraction model holds its answer, then fails).
+func TestAgentTurnsNeverWaitForExtraction(t *testing.T) {
+	agentModel := fakellm.Start(t, fakellm.Reply{Content: "Noted."}, fakellm.Reply{Content: "Noted again."}, fakellm.Reply{Content: "Bye!"})
+	hold := make(chan struct{})
+	extractor := fakellm.Start(t, fakellm.Reply{Wait: hold})
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`
+llms:
+  fake: {base_url: %q, model: fake-model}
+  small: {base_url: %q, model: small-1}
+agents:
+  assistant:
+    app: a
+    llm: fake
+    instruction: You remember what users told you.
+    facts: {enabled: true, extract: true}
+server:
+  data_dir: %s
+  sessions: {backend: inmemory}
+  facts: {backend: inmemory}
+  index: {type: keyword, persist: false}
+  extraction: {llm: small, every_turns: 1}
+  auth:
+    api_keys:
+      - {name: alice, key: %s, role: user, app: a, user: alice}
+`, agentModel.URL, extractor.URL, t.TempDir(), aliceKey)), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := config.Open(t.Context(), cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svcs.Close() })
+	s, err := New(svcs, cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "message": "I live in Lisbon"})
+	if w.Code != 200 {
+		t.Fatalf("the first turn: %d %s", w.Code, w.Body)
+	}
+	var first struct {
+		SessionID string `json:"session_id"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &first)
+	select { // the extraction of that turn is under way, and the model holds it
+	case <-extractor.Started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn was not extracted")
+	}
+	w = do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "session_id": first.SessionID, "message": "I like jazz"})
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "Noted again.") {
+		t.Fatalf("a turn while extraction hangs: %d %s", w.Code, w.Body)
+	}
+	close(hold) // the held answer, then 500s for what follows: turns go on
+	w = do(t, s, "POST", "/v1/agents/assistant/run", aliceKey, map[string]any{"user_id": "alice", "session_id": first.SessionID, "message": "Bye"})
+	if w.Code != 200 {
+		t.Errorf("a turn while extraction fails: %d %s", w.Code, w.Body)
 	}
 }
