@@ -195,7 +195,7 @@ func (x *Extractor) extractBatch(ctx context.Context, req Request, scope facts.S
 	if retry, ok := x.budget.allow(req.AppName, x.cfg.Clock()); !ok {
 		return &BudgetError{Retry: retry}
 	}
-	held, err := x.cfg.Facts.List(ctx, scope, "", "")
+	held, err := x.related(ctx, scope, batch)
 	if err != nil {
 		return err
 	}
@@ -234,6 +234,42 @@ func (x *Extractor) extractBatch(ctx context.Context, req Request, scope facts.S
 		}
 	}
 	return nil
+}
+
+// related is the user's facts a prompt shows, so that the model updates
+// or invalidates one rather than adding it again: those that match the
+// batch's messages, by words and meaning, then the newest, maxHeld in all.
+func (x *Extractor) related(ctx context.Context, scope facts.Scope, batch []*session.Event) ([]facts.Fact, error) {
+	var text strings.Builder
+	for _, ev := range batch {
+		text.WriteString(ev.Message.Text())
+		text.WriteByte('\n')
+	}
+	matches, err := x.cfg.Facts.Search(ctx, scope, text.String(), maxHeld, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	newest, err := x.cfg.Facts.List(ctx, scope, "", "")
+	if err != nil {
+		return nil, err
+	}
+	shown := map[string]bool{}
+	var out []facts.Fact
+	for _, f := range append(factsOf(matches), newest...) {
+		if !shown[f.Key] && len(out) < maxHeld {
+			shown[f.Key] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func factsOf(ms []facts.Match) []facts.Fact {
+	out := make([]facts.Fact, len(ms))
+	for i, m := range ms {
+		out[i] = m.Fact
+	}
+	return out
 }
 
 // apply stores, updates or invalidates one proposal's fact.

@@ -353,3 +353,32 @@ func testIsolation(t *testing.T, svc *facts.Service) {
 		t.Errorf("alice's city = %+v, %v", mine, err)
 	}
 }
+
+// The prompt shows the user's facts that the messages are about, however
+// old, before the newest: the model can then update one rather than add
+// it again.
+func TestPromptShowsTheRelatedFacts(t *testing.T) {
+	policy := facts.DefaultPolicy()
+	policy.MaxScopeChars = 100_000
+	svc, err := facts.NewInMemory(key, facts.WithPolicy(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "home/city", Value: "Lives in Lisbon"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		if _, err := svc.Store(ctx, alice, facts.StoreRequest{Key: fmt.Sprintf("filler/%d", i), Value: fmt.Sprintf("Filler fact number %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFixture(t, svc, extract.Budget{}, []string{"We are moving away from Lisbon next month", "Exciting!"}, answer())
+	if _, err := f.x.Extract(ctx, extract.Request{AppName: "app", UserID: "alice", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := fmt.Sprint(f.model.Request(0)["messages"])
+	if !strings.Contains(prompt, "home/city: Lives in Lisbon") || strings.Count(prompt, "filler/") > 99 {
+		t.Errorf("the prompt shows %d fillers, and Lisbon: %v", strings.Count(prompt, "filler/"), strings.Contains(prompt, "home/city"))
+	}
+}

@@ -61,7 +61,7 @@ func prompt(batch []*session.Event, held []facts.Fact) llm.Request {
 			"text": ev.Message.Text()})
 	}
 	var known strings.Builder
-	for _, f := range held[:min(len(held), maxHeld)] {
+	for _, f := range held {
 		fmt.Fprintf(&known, "%s: %s\n", f.Key, f.Value)
 	}
 	if known.Len() == 0 {
@@ -76,7 +76,7 @@ func prompt(batch []*session.Event, held []facts.Fact) llm.Request {
 	}
 }
 
-// maxHeld is how many of the user's facts (the newest) a prompt shows.
+// maxHeld is how many of the user's facts a prompt shows.
 const maxHeld = 100
 
 // estimateTokens counts about four characters a token, for servers that
