@@ -185,6 +185,22 @@ type ExtractResult struct {
 	Updated     *int      `json:"updated,omitempty"`
 }
 
+// ExtractionStatus defines model for ExtractionStatus.
+type ExtractionStatus struct {
+	Apps *[]struct {
+		App        *string `json:"app,omitempty"`
+		DayTokens  *int    `json:"day_tokens,omitempty"`
+		HourTokens *int    `json:"hour_tokens,omitempty"`
+	} `json:"apps,omitempty"`
+	Budget *struct {
+		PerDay  *int `json:"per_day,omitempty"`
+		PerHour *int `json:"per_hour,omitempty"`
+	} `json:"budget,omitempty"`
+	Enabled *bool                   `json:"enabled,omitempty"`
+	Model   *string                 `json:"model,omitempty"`
+	Totals  *map[string]interface{} `json:"totals,omitempty"`
+}
+
 // Fact defines model for Fact.
 type Fact struct {
 	Category  *string       `json:"category,omitempty"`
@@ -948,6 +964,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/apps/{app}/users/{user}/state (the `UpdateUserState` operationId).
 	UpdateUserState(ctx context.Context, app string, user string, body UpdateUserStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetExtractionStatus Extraction: its model, budget, each app's spending this hour and day, totals
+	//
+	// Corresponds with GET /v1/extraction (the `GetExtractionStatus` operationId).
+	GetExtractionStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetIndexStatus The index: type, store, lag, latest rebuild
 	//
@@ -1752,6 +1773,21 @@ func (c *Client) UpdateUserStateWithBody(ctx context.Context, app string, user s
 // Corresponds with PATCH /v1/apps/{app}/users/{user}/state (the `UpdateUserState` operationId).
 func (c *Client) UpdateUserState(ctx context.Context, app string, user string, body UpdateUserStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateUserStateRequest(c.Server, app, user, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetExtractionStatus Extraction: its model, budget, each app's spending this hour and day, totals
+//
+// Corresponds with GET /v1/extraction (the `GetExtractionStatus` operationId).
+func (c *Client) GetExtractionStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExtractionStatusRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3696,6 +3732,33 @@ func NewUpdateUserStateRequestWithBody(server string, app string, user string, c
 	return req, nil
 }
 
+// NewGetExtractionStatusRequest constructs an http.Request for the GetExtractionStatus method
+func NewGetExtractionStatusRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/extraction")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetIndexStatusRequest constructs an http.Request for the GetIndexStatus method
 func NewGetIndexStatusRequest(server string) (*http.Request, error) {
 	var err error
@@ -4262,6 +4325,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/apps/{app}/users/{user}/state (the `UpdateUserState` operationId).
 	UpdateUserStateWithResponse(ctx context.Context, app string, user string, body UpdateUserStateJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateUserStateResponse, error)
+
+	// GetExtractionStatusWithResponse Extraction: its model, budget, each app's spending this hour and day, totals
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/extraction (the `GetExtractionStatus` operationId).
+	GetExtractionStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetExtractionStatusResponse, error)
 
 	// GetIndexStatusWithResponse The index: type, store, lag, latest rebuild
 	//
@@ -7667,6 +7737,103 @@ func (r UpdateUserStateResponse) ContentType() string {
 	return ""
 }
 
+type GetExtractionStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExtractionStatus
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON200() *ExtractionStatus {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExtractionStatusResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetExtractionStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetExtractionStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetExtractionStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetExtractionStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetIndexStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8781,6 +8948,19 @@ func (c *ClientWithResponses) UpdateUserStateWithResponse(ctx context.Context, a
 		return nil, err
 	}
 	return ParseUpdateUserStateResponse(rsp)
+}
+
+// GetExtractionStatusWithResponse Extraction: its model, budget, each app's spending this hour and day, totals
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/extraction (the `GetExtractionStatus` operationId).
+func (c *ClientWithResponses) GetExtractionStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetExtractionStatusResponse, error) {
+	rsp, err := c.GetExtractionStatus(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetExtractionStatusResponse(rsp)
 }
 
 // GetIndexStatusWithResponse The index: type, store, lag, latest rebuild
@@ -11701,6 +11881,88 @@ func ParseUpdateUserStateResponse(rsp *http.Response) (*UpdateUserStateResponse,
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetExtractionStatusResponse parses an HTTP response from a GetExtractionStatusWithResponse call
+func ParseGetExtractionStatusResponse(rsp *http.Response) (*GetExtractionStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetExtractionStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExtractionStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

@@ -451,7 +451,27 @@ func (c *Console) indexPage(w http.ResponseWriter, r *http.Request) {
 	if !c.get(req, "/v1/index", &status) {
 		return
 	}
-	c.render(req, http.StatusOK, "index", map[string]any{"Title": "Index", "Index": status})
+	var extraction extractionView
+	if !c.get(req, "/v1/extraction", &extraction) {
+		return
+	}
+	c.render(req, http.StatusOK, "index", map[string]any{"Title": "Index", "Index": status, "Extraction": extraction})
+}
+
+// extractionView is GET /v1/extraction's answer.
+type extractionView struct {
+	Enabled bool   `json:"enabled"`
+	Model   string `json:"model"`
+	Budget  struct {
+		PerHour int `json:"per_hour"`
+		PerDay  int `json:"per_day"`
+	} `json:"budget"`
+	Apps []struct {
+		App        string `json:"app"`
+		HourTokens int    `json:"hour_tokens"`
+		DayTokens  int    `json:"day_tokens"`
+	} `json:"apps"`
+	Totals map[string]int64 `json:"totals"`
 }
 
 func (c *Console) rebuild(w http.ResponseWriter, r *http.Request) {

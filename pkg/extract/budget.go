@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,4 +59,24 @@ func (l *ledger) spend(app string, tokens int, now time.Time) {
 	s := l.current(app, now)
 	s.inHour += tokens
 	s.inDay += tokens
+}
+
+// AppUsage is what one app spent in the current hour and day.
+type AppUsage struct {
+	App        string `json:"app"`
+	HourTokens int    `json:"hour_tokens"`
+	DayTokens  int    `json:"day_tokens"`
+}
+
+// usage returns every app's spending in now's windows, by app name.
+func (l *ledger) usage(now time.Time) []AppUsage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []AppUsage
+	for app := range l.spent {
+		s := l.current(app, now)
+		out = append(out, AppUsage{App: app, HourTokens: s.inHour, DayTokens: s.inDay})
+	}
+	slices.SortFunc(out, func(a, b AppUsage) int { return strings.Compare(a.App, b.App) })
+	return out
 }

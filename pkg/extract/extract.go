@@ -59,7 +59,8 @@ type Config struct {
 // counts them) an app may spend on extraction per clock hour and per day
 // (UTC).
 type Budget struct {
-	PerHour, PerDay int
+	PerHour int `json:"per_hour"`
+	PerDay  int `json:"per_day"`
 }
 
 // ErrBudgetSpent: the app's budget for this hour or day is spent; calls
@@ -123,6 +124,27 @@ func New(cfg Config) (*Extractor, error) {
 
 // Stats returns the running totals.
 func (x *Extractor) Stats() *Stats { return &x.stats }
+
+// Status is what extraction is and has done: its model, its budget, each
+// app's spending in the current hour and day, and the totals since start.
+type Status struct {
+	Model  string           `json:"model"`
+	Budget Budget           `json:"budget"`
+	Apps   []AppUsage       `json:"apps"`
+	Totals map[string]int64 `json:"totals"`
+}
+
+// Status reports the extractor's status now.
+func (x *Extractor) Status() Status {
+	st := &x.stats
+	apps := x.budget.usage(x.cfg.Clock())
+	if apps == nil {
+		apps = []AppUsage{}
+	}
+	return Status{Model: x.cfg.Model.Model(), Budget: x.cfg.Budget, Apps: apps, Totals: map[string]int64{
+		"calls": st.Calls.Load(), "tokens": st.Tokens.Load(), "proposed": st.Proposed.Load(), "stored": st.Stored.Load(),
+		"dropped": st.Dropped.Load(), "refused": st.Refused.Load()}}
+}
 
 // Request names what to read: one session's messages with a sequence
 // number in (AfterSeq, ToSeq]; ToSeq 0 is the session's last.

@@ -59,6 +59,16 @@ func TestExtractOverHTTP(t *testing.T) {
 	if w := do(t, s, "GET", "/metrics", adminKey, nil); !strings.Contains(w.Body.String(), "hector_extraction_tokens_total 1000") {
 		t.Errorf("metrics lack the extraction's tokens")
 	}
+	w = do(t, s, "GET", "/v1/extraction", adminKey, nil)
+	if !strings.Contains(w.Body.String(), `"apps":[{"app":"a","hour_tokens":1000,"day_tokens":1000}]`) || !strings.Contains(w.Body.String(), `"model":"small-1"`) {
+		t.Errorf("extraction status: %s", w.Body)
+	}
+	if w := do(t, s, "GET", "/v1/extraction", aliceKey, nil); w.Code != 403 {
+		t.Errorf("a user reading the extraction status: %d", w.Code)
+	}
+	if w := do(t, off, "GET", "/v1/extraction", adminKey, nil); w.Body.String() != "{\"enabled\":false}\n" {
+		t.Errorf("extraction status when off: %q", w.Body)
+	}
 }
 
 // An agent that learns from its conversations: each turn is noted for

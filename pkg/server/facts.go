@@ -191,3 +191,16 @@ func (s *Server) extractMemories(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }
+
+// extractionStatus says whether extraction is on and, if so, what it spent.
+func (s *Server) extractionStatus(w http.ResponseWriter, r *http.Request) error {
+	if s.svcs.Extractor == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"enabled": false})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Enabled bool `json:"enabled"`
+		extract.Status
+	}{true, s.svcs.Extractor.Status()})
+	return nil
+}

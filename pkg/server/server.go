@@ -321,6 +321,7 @@ func (s *Server) table() []route {
 		{method: "GET", name: "whoami", path: "/v1/whoami", summary: "Who this credential is and what it may reach", scope: scopeCaller, handle: s.whoami, response: "Whoami", status: 200},
 		{method: "GET", name: "listAllUsers", path: "/v1/users", summary: "Every app's users that have sessions", scope: scopeAdmin, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
 		{method: "GET", name: "listAppUsers", path: "/v1/apps/{app}/users", summary: "One app's users that have sessions", scope: scopeApp, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
+		{method: "GET", name: "getExtractionStatus", path: "/v1/extraction", summary: "Extraction: its model, budget, each app's spending this hour and day, totals", scope: scopeAdmin, handle: s.extractionStatus, response: "ExtractionStatus", status: 200},
 		{method: "GET", name: "getIndexStatus", path: "/v1/index", summary: "The index: type, store, lag, latest rebuild", scope: scopeAdmin, handle: s.indexStatus, response: "IndexStatus", status: 200},
 		{method: "GET", name: "getOpenAPI", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
 
