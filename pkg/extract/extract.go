@@ -9,6 +9,9 @@
 // model answers is checked against a schema; whatever does not fit is
 // dropped and counted, never stored. Every run records a hidden audit
 // event in the session: counts and refusal codes, never content.
+//
+// Extract runs on request; Notify, after an agent's turn, has a worker
+// read the session a few turns at a time (background.go).
 package extract
 
 import (
