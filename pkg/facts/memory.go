@@ -192,6 +192,28 @@ func (m *memoryStorage) unsigned(ctx context.Context) ([]record, error) { return
 
 func (m *memoryStorage) sign(ctx context.Context, r record) error { return nil }
 
+func (m *memoryStorage) removeUser(ctx context.Context, app, user string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for scope, keys := range m.facts {
+		for _, vs := range keys {
+			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
+				n += len(vs)
+			}
+		}
+		for k, vs := range keys {
+			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
+				delete(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			delete(m.facts, scope)
+		}
+	}
+	return n, nil
+}
+
 func (m *memoryStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -391,6 +391,18 @@ func (s *Service) Forget(ctx context.Context, scope Scope, selector string) (int
 	return s.st.remove(ctx, scope, key, category, s.now().UTC())
 }
 
+// ForgetUser removes every fact of one user, their own and their sessions'
+// (not their app's, which every user shares), with every past version, and
+// says how many versions it removed: erasing a person.
+func (s *Service) ForgetUser(ctx context.Context, app, user string) (int, error) {
+	if app == "" || user == "" {
+		return 0, refuse("invalid_scope", "forgetting a user needs the app and the user")
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.st.removeUser(ctx, app, user)
+}
+
 // CategoryFacts is one category's facts in a context view.
 type CategoryFacts struct {
 	Category string `json:"category"`

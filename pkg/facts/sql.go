@@ -401,6 +401,22 @@ func (q *sqlStorage) sign(ctx context.Context, r record) error {
 		Updates(map[string]any{"content_sig": r.ContentSig, "entity_sig": r.EntitySig}).Error
 }
 
+func (q *sqlStorage) removeUser(ctx context.Context, app, user string) (int, error) {
+	var n int
+	err := q.write(ctx, func(tx *gorm.DB) error {
+		for _, model := range []any{&factRow{}, &versionRow{}} {
+			// An app's facts have no user: every row naming this one is theirs.
+			res := tx.Where("app_name = ? AND user_id = ? AND scope_kind <> ?", app, user, ScopeApp).Delete(model)
+			if res.Error != nil {
+				return res.Error
+			}
+			n += int(res.RowsAffected)
+		}
+		return nil
+	})
+	return n, err
+}
+
 func (q *sqlStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {
 	var total int64
 	err := scopeWhere(q.db.WithContext(ctx).Model(&factRow{}), s).Where("fact_key <> ? AND expires_ns > ?", exceptKey, now.UnixNano()).

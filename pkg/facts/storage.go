@@ -79,6 +79,10 @@ type storage interface {
 	// says how many live current versions it deleted.
 	remove(ctx context.Context, s Scope, key, category string, now time.Time) (int, error)
 	usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error)
+	// removeUser deletes every version of every fact of one user, in the
+	// user's scope and in their sessions' (not the app's), and says how
+	// many versions it deleted.
+	removeUser(ctx context.Context, app, user string) (int, error)
 	// similar returns the current versions live at now with this content
 	// signature, or this entity signature when it is not "".
 	similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error)

@@ -353,3 +353,41 @@ func testSearch(t *testing.T, svc *facts.Service, clock *Clock) {
 		t.Errorf("carol's search = %+v, %v", ms, err)
 	}
 }
+
+// Forgetting a user removes every version of their facts, in their scope
+// and their sessions', and nothing of the app's nor of another user's.
+func testForgetUser(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	session := facts.SessionScope("app", "alice", "s1")
+	store(t, svc, alice, "home", "Lives in Lisbon", "")
+	clock.Advance(time.Minute)
+	store(t, svc, alice, "home", "Lives in Porto", "")
+	store(t, svc, session, "mood", "Tired today", "")
+	store(t, svc, facts.AppScope("app"), "policy", "Deploy on Fridays", "")
+	bob := facts.UserScope("app", "bob")
+	store(t, svc, bob, "home", "Lives in Madrid", "")
+	store(t, svc, facts.UserScope("other", "alice"), "home", "Lives in Oslo", "")
+	n, err := svc.ForgetUser(ctx, "app", "alice")
+	if err != nil || n != 3 {
+		t.Fatalf("ForgetUser = %d, %v; want 3 versions", n, err)
+	}
+	for _, scope := range []facts.Scope{alice, session} {
+		if fs, _ := svc.List(ctx, scope, "", ""); len(fs) != 0 {
+			t.Errorf("%+v after forgetting alice: %q", scope, keys(fs))
+		}
+	}
+	if _, err := svc.History(ctx, alice, "home"); !errors.Is(err, facts.ErrNotFound) {
+		t.Errorf("alice's history after forgetting her: %v", err)
+	}
+	for scope, want := range map[facts.Scope]string{facts.AppScope("app"): "Deploy on Fridays", bob: "Lives in Madrid", facts.UserScope("other", "alice"): "Lives in Oslo"} {
+		if fs, _ := svc.List(ctx, scope, "", ""); len(fs) != 1 || fs[0].Value != want {
+			t.Errorf("%+v after forgetting alice in app: %+v", scope, fs)
+		}
+	}
+	if n, err := svc.ForgetUser(ctx, "app", "alice"); err != nil || n != 0 {
+		t.Errorf("forgetting her again = %d, %v", n, err)
+	}
+	if _, err := svc.ForgetUser(ctx, "app", ""); err == nil {
+		t.Error("forgetting a user without naming one: no error")
+	}
+}
