@@ -141,6 +141,21 @@ type CreateSession struct {
 	State     *map[string]interface{} `json:"state,omitempty"`
 }
 
+// ErasureReceipt defines model for ErasureReceipt.
+type ErasureReceipt struct {
+	AppName  *string `json:"app_name,omitempty"`
+	By       *string `json:"by,omitempty"`
+	Finished *string `json:"finished,omitempty"`
+	Started  *string `json:"started,omitempty"`
+	Stores   *[]struct {
+		Left    *int    `json:"left,omitempty"`
+		Removed *int    `json:"removed,omitempty"`
+		Store   *string `json:"store,omitempty"`
+	} `json:"stores,omitempty"`
+	UserId   *string `json:"user_id,omitempty"`
+	Verified *bool   `json:"verified,omitempty"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -767,6 +782,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+	//
+	// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
+	EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetErasureReceipt The receipt of the user's latest erasure
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
+	GetErasureReceipt(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFacts List live facts, newest first; as_of lists those that held then
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts (the `ListFacts` operationId).
@@ -1255,6 +1280,36 @@ func (c *Client) UpdateAppState(ctx context.Context, app string, body UpdateAppS
 // Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 func (c *Client) ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAppUsersRequest(c.Server, app, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+//
+// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
+func (c *Client) EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEraseUserRequest(c.Server, app, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetErasureReceipt The receipt of the user's latest erasure
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
+func (c *Client) GetErasureReceipt(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetErasureReceiptRequest(c.Server, app, user)
 	if err != nil {
 		return nil, err
 	}
@@ -2338,6 +2393,88 @@ func NewListAppUsersRequest(server string, app string, params *ListAppUsersParam
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewEraseUserRequest constructs an http.Request for the EraseUser method
+func NewEraseUserRequest(server string, app string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetErasureReceiptRequest constructs an http.Request for the GetErasureReceipt method
+func NewGetErasureReceiptRequest(server string, app string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/erasure", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4102,6 +4239,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsersWithResponse(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*ListAppUsersResponse, error)
 
+	// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
+	EraseUserWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*EraseUserResponse, error)
+
+	// GetErasureReceiptWithResponse The receipt of the user's latest erasure
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
+	GetErasureReceiptWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*GetErasureReceiptResponse, error)
+
 	// ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5465,6 +5616,200 @@ func (r ListAppUsersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAppUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EraseUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ErasureReceipt
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EraseUserResponse) GetJSON200() *ErasureReceipt {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EraseUserResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EraseUserResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EraseUserResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EraseUserResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EraseUserResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EraseUserResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EraseUserResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EraseUserResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EraseUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EraseUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EraseUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EraseUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetErasureReceiptResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ErasureReceipt
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON200() *ErasureReceipt {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetErasureReceiptResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetErasureReceiptResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetErasureReceiptResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetErasureReceiptResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetErasureReceiptResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8534,6 +8879,32 @@ func (c *ClientWithResponses) ListAppUsersWithResponse(ctx context.Context, app 
 	return ParseListAppUsersResponse(rsp)
 }
 
+// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
+func (c *ClientWithResponses) EraseUserWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*EraseUserResponse, error) {
+	rsp, err := c.EraseUser(ctx, app, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEraseUserResponse(rsp)
+}
+
+// GetErasureReceiptWithResponse The receipt of the user's latest erasure
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
+func (c *ClientWithResponses) GetErasureReceiptWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*GetErasureReceiptResponse, error) {
+	rsp, err := c.GetErasureReceipt(ctx, app, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetErasureReceiptResponse(rsp)
+}
+
 // ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9905,6 +10276,170 @@ func ParseListAppUsersResponse(rsp *http.Response) (*ListAppUsersResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest UserList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEraseUserResponse parses an HTTP response from a EraseUserWithResponse call
+func ParseEraseUserResponse(rsp *http.Response) (*EraseUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EraseUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ErasureReceipt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetErasureReceiptResponse parses an HTTP response from a GetErasureReceiptWithResponse call
+func ParseGetErasureReceiptResponse(rsp *http.Response) (*GetErasureReceiptResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetErasureReceiptResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ErasureReceipt
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
@@ -33,10 +34,12 @@ type Services struct {
 	Index     index.Live
 	// Extractor learns facts from sessions; nil when server.extraction is off.
 	Extractor *extract.Extractor
-	Facts     *facts.Service
-	sql       *session.SQLService // closed before the databases
-	dbs       map[string]*gorm.DB
-	disks     map[string]string // what is written where on this machine, for Unready
+	// Receipts keeps erasure receipts, beside the sessions.
+	Receipts erase.Receipts
+	Facts    *facts.Service
+	sql      *session.SQLService // closed before the databases
+	dbs      map[string]*gorm.DB
+	disks    map[string]string // what is written where on this machine, for Unready
 }
 
 // Open opens the databases and stores cfg describes.
@@ -95,6 +98,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	switch srv.Sessions.Backend {
 	case "inmemory":
 		s.Sessions = session.NewInMemoryService()
+		s.Receipts = erase.NewMemoryReceipts()
 	default:
 		db, err := s.db(cfg, srv.Sessions.Database)
 		if err != nil {
@@ -104,6 +108,9 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 			return err
 		}
 		s.Sessions = s.sql
+		if s.Receipts, err = erase.NewSQLReceipts(db); err != nil {
+			return fmt.Errorf("erasure receipts: %w", err)
+		}
 	}
 	if srv.Sessions.Cache > 0 {
 		s.Sessions = session.NewCached(s.Sessions, srv.Sessions.Cache)

@@ -328,6 +328,22 @@ func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) ([
 	return bestMatches(results, limit), nil
 }
 
+// Holds says how many of a session's events the store still has a
+// document of: after a session is erased, none.
+func (x *Index) Holds(ctx context.Context, appName, userID, sessionID string, eventIDs []string) (int, error) {
+	if err := validateOwner(appName, userID); err != nil {
+		return 0, err
+	}
+	if err := x.open(ctx); err != nil {
+		return 0, err
+	}
+	missing, err := x.store.Missing(ctx, Owner{appName, userID}, sessionID, eventIDs)
+	if err != nil {
+		return 0, fmt.Errorf("index: asking %s what it holds: %w", x.store.Name(), err)
+	}
+	return len(eventIDs) - len(missing), nil
+}
+
 func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) error {
 	if err := validateOwner(appName, userID); err != nil {
 		return err

@@ -1,0 +1,233 @@
+// Package erase forgets a person: every session of one (app, user) with
+// its events, state, artifacts, facts and index entries, the user's own
+// state, artifacts and facts (with their history), and then looks again
+// in every store, so that its receipt says what was found, what was
+// removed, and that nothing is left.
+package erase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/state"
+)
+
+// Index is what erasure needs of the search index: to clear a session's
+// entries, and to say how many of its events it still holds.
+type Index interface {
+	Clear(ctx context.Context, appName, userID, sessionID string) error
+	Holds(ctx context.Context, appName, userID, sessionID string, eventIDs []string) (int, error)
+}
+
+// Services are the stores a user is erased from; all but Sessions may be nil.
+type Services struct {
+	Sessions  session.Service
+	Artifacts artifacts.Service
+	Facts     *facts.Service
+	Index     Index
+}
+
+// Count is one store's part of a receipt.
+type Count struct {
+	Store   string `json:"store"`
+	Removed int    `json:"removed"`
+	Left    int    `json:"left"` // found by the verification pass
+}
+
+// Receipt says what erasing a user did, without any of its content.
+type Receipt struct {
+	AppName  string    `json:"app_name"`
+	UserID   string    `json:"user_id"`
+	By       string    `json:"by"` // the credential that asked
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Stores   []Count   `json:"stores"`
+	// Verified: the verification pass found nothing of the user in any store.
+	Verified bool `json:"verified"`
+}
+
+// The stores of a receipt.
+const (
+	StoreSessions  = "sessions"   // sessions, with their events and state
+	StoreUserState = "user_state" // user: keys
+	StoreArtifacts = "artifacts"  // the user's own (user:) artifacts; sessions' go with them
+	StoreFacts     = "facts"      // versions of the user's and their sessions' facts
+	StoreIndex     = "index"      // documents of the sessions' events
+)
+
+// User erases one user from svcs. Erasing again finds nothing and removes
+// nothing: it is safe to retry.
+func User(ctx context.Context, svcs Services, appName, userID, by string) (*Receipt, error) {
+	if appName == "" || userID == "" {
+		return nil, fmt.Errorf("%w: erasing a user needs the app and the user", session.ErrInvalidArgument)
+	}
+	r := &Receipt{AppName: appName, UserID: userID, By: by, Started: time.Now().UTC()}
+	count := func(store string) *Count {
+		for i := range r.Stores {
+			if r.Stores[i].Store == store {
+				return &r.Stores[i]
+			}
+		}
+		r.Stores = append(r.Stores, Count{Store: store})
+		return &r.Stores[len(r.Stores)-1]
+	}
+
+	// Sessions, and through their delete hooks what belongs to each.
+	events := map[string][]string{} // session -> event IDs, for the index's verification
+	ids, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		got, err := svcs.Sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
+		if errors.Is(err, session.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		for ev := range got.Session.Events().All() {
+			events[id] = append(events[id], ev.ID)
+		}
+		if err := svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id}); err != nil && !errors.Is(err, session.ErrNotFound) {
+			return nil, fmt.Errorf("erasing session %q: %w", id, err)
+		}
+		count(StoreSessions).Removed++
+		if svcs.Index != nil {
+			if err := svcs.Index.Clear(ctx, appName, userID, id); err != nil {
+				return nil, fmt.Errorf("erasing session %q from the index: %w", id, err)
+			}
+			count(StoreIndex).Removed += len(events[id])
+		}
+	}
+
+	// The user's own state, artifacts and facts.
+	n, err := eraseUserState(ctx, svcs.Sessions, appName, userID)
+	if err != nil {
+		return nil, err
+	}
+	count(StoreUserState).Removed = n
+	if svcs.Artifacts != nil {
+		if count(StoreArtifacts).Removed, err = eraseUserArtifacts(ctx, svcs.Artifacts, appName, userID); err != nil {
+			return nil, err
+		}
+	}
+	if svcs.Facts != nil {
+		if count(StoreFacts).Removed, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
+			return nil, err
+		}
+	}
+
+	// The verification pass: every store asked again.
+	left, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	if err != nil {
+		return nil, err
+	}
+	count(StoreSessions).Left = len(left)
+	st, err := svcs.Sessions.UserState(ctx, appName, userID)
+	if err != nil {
+		return nil, err
+	}
+	count(StoreUserState).Left = len(st)
+	if svcs.Artifacts != nil {
+		names, err := userArtifacts(ctx, svcs.Artifacts, appName, userID)
+		if err != nil {
+			return nil, err
+		}
+		count(StoreArtifacts).Left = len(names)
+	}
+	if svcs.Facts != nil {
+		// Forgetting again removes what is found: what a write left meanwhile.
+		if count(StoreFacts).Left, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
+			return nil, err
+		}
+	}
+	if svcs.Index != nil {
+		c := count(StoreIndex)
+		for id, evs := range events {
+			held, err := svcs.Index.Holds(ctx, appName, userID, id, evs)
+			if err != nil {
+				return nil, err
+			}
+			c.Left += held
+		}
+	}
+	r.Verified = true
+	for _, c := range r.Stores {
+		r.Verified = r.Verified && c.Left == 0
+	}
+	r.Finished = time.Now().UTC()
+	return r, nil
+}
+
+// sessionIDs lists the user's sessions, every page.
+func sessionIDs(ctx context.Context, sessions session.Service, appName, userID string) ([]string, error) {
+	var ids []string
+	req := &session.ListRequest{AppName: appName, UserID: userID, PageSize: session.MaxPageSize}
+	for {
+		resp, err := sessions.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range resp.Sessions {
+			ids = append(ids, s.ID())
+		}
+		if resp.NextPageToken == "" {
+			return ids, nil
+		}
+		req.PageToken = resp.NextPageToken
+	}
+}
+
+func eraseUserState(ctx context.Context, sessions session.Service, appName, userID string) (int, error) {
+	st, err := sessions.UserState(ctx, appName, userID)
+	if err != nil || len(st) == 0 {
+		return 0, err
+	}
+	delta := map[string]any{}
+	for k := range st {
+		if !strings.HasPrefix(k, state.KeyPrefixUser) {
+			k = state.KeyPrefixUser + k
+		}
+		delta[k] = nil
+	}
+	return len(st), sessions.UpdateUserState(ctx, appName, userID, delta)
+}
+
+// anySession stands for the session a request about the user's own
+// artifacts must name: those are no session's, whichever it names.
+const anySession = "erasure"
+
+// userArtifacts names the user's own artifacts (those of no session).
+func userArtifacts(ctx context.Context, store artifacts.Service, appName, userID string) ([]string, error) {
+	all, err := store.List(ctx, appName, userID, anySession)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, a := range all {
+		if strings.HasPrefix(a.Name, artifacts.UserPrefix) {
+			names = append(names, a.Name)
+		}
+	}
+	return names, nil
+}
+
+func eraseUserArtifacts(ctx context.Context, store artifacts.Service, appName, userID string) (int, error) {
+	names, err := userArtifacts(ctx, store, appName, userID)
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range names {
+		if err := store.Delete(ctx, artifacts.Ref{AppName: appName, UserID: userID, SessionID: anySession, Name: name}); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+			return 0, fmt.Errorf("erasing artifact %q: %w", name, err)
+		}
+	}
+	return len(names), nil
+}

@@ -1,0 +1,152 @@
+package erase_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/erase"
+	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+const canary = "zebra-canary-7731"
+
+func open(t *testing.T) *config.Services {
+	t.Helper()
+	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: sql}\n"+
+		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", t.TempDir())), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svcs.Close() })
+	return svcs
+}
+
+// fill gives a user two sessions with events and state, a session
+// artifact and a user artifact, user state, and facts of their own and of
+// a session, every one holding the canary.
+func fill(t *testing.T, svcs *config.Services, user string) {
+	t.Helper()
+	ctx := t.Context()
+	for i := range 2 {
+		resp, err := svcs.Sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: user, SessionID: fmt.Sprintf("%s-%d", user, i),
+			State: map[string]any{"topic": canary}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			ev := &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, fmt.Sprintf("%s says %s, message %d", user, canary, j)),
+				Actions: session.Actions{StateDelta: map[string]any{"user:last": canary}}}
+			if err := svcs.Sessions.AppendEvent(ctx, resp.Session, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := svcs.Index.Index(ctx, resp.Session); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svcs.Artifacts.Save(ctx, &artifacts.SaveRequest{Ref: artifacts.Ref{AppName: "app", UserID: user, SessionID: resp.Session.ID(), Name: "notes.txt"},
+			Body: strings.NewReader(canary)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svcs.Facts.Store(ctx, facts.SessionScope("app", user, resp.Session.ID()), facts.StoreRequest{Key: "mood", Value: "Talked about " + canary}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svcs.Artifacts.Save(ctx, &artifacts.SaveRequest{Ref: artifacts.Ref{AppName: "app", UserID: user, SessionID: user + "-0", Name: "user:profile.txt"},
+		Body: strings.NewReader(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"Likes the " + canary, "Loves the " + canary + " a lot"} {
+		if _, err := svcs.Facts.Store(ctx, facts.UserScope("app", user), facts.StoreRequest{Key: "animal", Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// view is what the API shows of a user, for comparing before and after.
+func view(t *testing.T, svcs *config.Services, user string) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	list, _ := svcs.Sessions.List(ctx, &session.ListRequest{AppName: "app", UserID: user})
+	for _, s := range list.Sessions {
+		got, _ := svcs.Sessions.Get(ctx, &session.GetRequest{AppName: "app", UserID: user, SessionID: s.ID()})
+		for ev := range got.Session.Events().All() {
+			fmt.Fprintf(&b, "%s %d %s\n", s.ID(), ev.Seq, ev.Message.Text())
+		}
+		arts, _ := svcs.Artifacts.List(ctx, "app", user, s.ID())
+		for _, a := range arts {
+			fmt.Fprintf(&b, "artifact %s %s\n", a.Name, a.SHA256)
+		}
+		fs, _ := svcs.Facts.List(ctx, facts.SessionScope("app", user, s.ID()), "", "")
+		for _, f := range fs {
+			fmt.Fprintf(&b, "fact %s %s\n", f.Key, f.Value)
+		}
+	}
+	st, _ := svcs.Sessions.UserState(ctx, "app", user)
+	fmt.Fprintf(&b, "state %v\n", st)
+	h, _ := svcs.Facts.History(ctx, facts.UserScope("app", user), "animal")
+	for _, f := range h {
+		fmt.Fprintf(&b, "history %s %s\n", f.ID, f.Value)
+	}
+	found, _ := svcs.Index.Search(ctx, &index.SearchRequest{Query: canary, AppName: "app", UserID: user, Limit: 100})
+	fmt.Fprintf(&b, "search %d\n", len(found.Results))
+	return b.String()
+}
+
+// Erasing alice removes her from every store, says so in a receipt whose
+// verification finds nothing left, and leaves bob exactly as he was.
+// Erasing her again finds nothing.
+func TestEraseUser(t *testing.T) {
+	svcs := open(t)
+	fill(t, svcs, "alice")
+	fill(t, svcs, "bob")
+	bobBefore := view(t, svcs, "bob")
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	r, err := erase.User(t.Context(), svc, "app", "alice", "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := map[string]int{}
+	for _, c := range r.Stores {
+		removed[c.Store] = c.Removed
+		if c.Left != 0 {
+			t.Errorf("%s: %d left after erasing", c.Store, c.Left)
+		}
+	}
+	want := map[string]int{erase.StoreSessions: 2, erase.StoreUserState: 1, erase.StoreArtifacts: 1, erase.StoreFacts: 2, erase.StoreIndex: 6}
+	for store, n := range want {
+		if removed[store] != n {
+			t.Errorf("%s: removed %d, want %d (receipt %+v)", store, removed[store], n, r)
+		}
+	}
+	if !r.Verified || r.By != "admin" || r.Finished.Before(r.Started) {
+		t.Errorf("receipt = %+v", r)
+	}
+	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
+		t.Errorf("alice after erasing:\n%s", got)
+	}
+	if got := view(t, svcs, "bob"); got != bobBefore {
+		t.Errorf("bob changed:\n%s\nwas:\n%s", got, bobBefore)
+	}
+	again, err := erase.User(t.Context(), svc, "app", "alice", "admin")
+	if err != nil || !again.Verified {
+		t.Fatalf("erasing again = %+v, %v", again, err)
+	}
+	for _, c := range again.Stores {
+		if c.Removed != 0 {
+			t.Errorf("erasing again removed %d from %s", c.Removed, c.Store)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package erase_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/erase"
+)
+
+// A receipt is kept as it was made, per user, the latest replacing the
+// one before; in memory and in each SQL database.
+func TestReceiptsAreKept(t *testing.T) {
+	stores := map[string]func(t *testing.T) erase.Receipts{"memory": func(*testing.T) erase.Receipts { return erase.NewMemoryReceipts() }}
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+		stores[name] = func(t *testing.T) erase.Receipts {
+			r, err := erase.NewSQLReceipts(open(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+	}
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) {
+			if name == "postgres" {
+				testdb.Postgres(t)
+			}
+			if name == "mysql" {
+				testdb.MySQL(t)
+			}
+			store := newStore(t)
+			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+			first := &erase.Receipt{AppName: "app", UserID: "alice", By: "admin", Started: at, Finished: at.Add(time.Second),
+				Stores: []erase.Count{{Store: erase.StoreSessions, Removed: 2}}, Verified: true}
+			if err := store.Put(t.Context(), first); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := store.Latest(t.Context(), "app", "alice"); err != nil || !reflect.DeepEqual(got, first) {
+				t.Errorf("Latest = %+v, %v; want %+v", got, err, first)
+			}
+			second := *first
+			second.Stores = []erase.Count{{Store: erase.StoreSessions}}
+			store.Put(t.Context(), &second)
+			if got, _ := store.Latest(t.Context(), "app", "alice"); !reflect.DeepEqual(got, &second) {
+				t.Errorf("after a second erasure: %+v", got)
+			}
+			if got, err := store.Latest(t.Context(), "app", "bob"); err != nil || got != nil {
+				t.Errorf("bob's receipt = %+v, %v; want none", got, err)
+			}
+		})
+	}
+}

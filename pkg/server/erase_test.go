@@ -1,0 +1,60 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// DELETE /v1/apps/{app}/users/{user} erases the user for an app or admin
+// credential, answers the receipt, and keeps it; the user's own
+// credential may not, and another user is untouched.
+func TestEraseUserOverHTTP(t *testing.T) {
+	s := newTestServer(t, nil)
+	for _, u := range []string{"alice", "bob"} {
+		base := "/v1/apps/a/users/" + u
+		do(t, s, "POST", base+"/sessions", adminKey, map[string]any{"session_id": u + "-s"})
+		do(t, s, "POST", base+"/sessions/"+u+"-s/events", adminKey, map[string]any{"author": u,
+			"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": u + " keeps bees"}}}})
+		do(t, s, "POST", base+"/facts", adminKey, map[string]any{"key": "hobby", "value": u + " keeps bees"})
+		do(t, s, "PATCH", base+"/state", adminKey, map[string]any{"state": map[string]any{"user:hive": "blue"}})
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/erasure", appAKey, nil); w.Code != 404 {
+		t.Errorf("a receipt before any erasure: %d", w.Code)
+	}
+	if w := do(t, s, "DELETE", "/v1/apps/a/users/alice", aliceKey, nil); w.Code != 403 {
+		t.Errorf("alice erasing herself without the config allowing it: %d", w.Code)
+	}
+	w := do(t, s, "DELETE", "/v1/apps/a/users/alice", appAKey, nil)
+	var receipt struct {
+		By       string `json:"by"`
+		Verified bool   `json:"verified"`
+		Stores   []struct {
+			Store   string `json:"store"`
+			Removed int    `json:"removed"`
+			Left    int    `json:"left"`
+		} `json:"stores"`
+	}
+	if json.Unmarshal(w.Body.Bytes(), &receipt); w.Code != 200 || !receipt.Verified || receipt.By != "app-a" || len(receipt.Stores) != 5 {
+		t.Fatalf("erase: %d %s", w.Code, w.Body)
+	}
+	if strings.Contains(w.Body.String(), "bees") {
+		t.Errorf("the receipt holds content: %s", w.Body)
+	}
+	if again := do(t, s, "GET", "/v1/apps/a/users/alice/erasure", appAKey, nil); again.Body.String() != w.Body.String() {
+		t.Errorf("the kept receipt = %s, want %s", again.Body, w.Body)
+	}
+	for path, gone := range map[string]string{"/sessions": `"sessions":[]`, "/facts": `"facts":[]`, "/state": `{}`} {
+		if w := do(t, s, "GET", "/v1/apps/a/users/alice"+path, adminKey, nil); !strings.Contains(w.Body.String(), gone) {
+			t.Errorf("alice's %s after erasing: %s", path, w.Body)
+		}
+	}
+	if w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", adminKey, map[string]any{"query": "bees"}); !strings.Contains(w.Body.String(), `"results":[]`) {
+		t.Errorf("searching alice after erasing: %s", w.Body)
+	}
+	for path, kept := range map[string]string{"/sessions": "bob-s", "/facts": "bob keeps bees", "/state": "blue"} {
+		if w := do(t, s, "GET", "/v1/apps/a/users/bob"+path, adminKey, nil); !strings.Contains(w.Body.String(), kept) {
+			t.Errorf("bob's %s after erasing alice: %s", path, w.Body)
+		}
+	}
+}
