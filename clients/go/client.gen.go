@@ -146,7 +146,9 @@ type ErasureReceipt struct {
 	AppName  *string `json:"app_name,omitempty"`
 	By       *string `json:"by,omitempty"`
 	Finished *string `json:"finished,omitempty"`
+	Resumed  *int    `json:"resumed,omitempty"`
 	Started  *string `json:"started,omitempty"`
+	State    *string `json:"state,omitempty"`
 	Stores   *[]struct {
 		Left    *int    `json:"left,omitempty"`
 		Removed *int    `json:"removed,omitempty"`

@@ -631,7 +631,9 @@ export interface components {
             app_name?: string;
             by?: string;
             finished?: string;
+            resumed?: number;
             started?: string;
+            state?: string;
             stores?: {
                 left?: number;
                 removed?: number;

@@ -204,7 +204,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 		return nil
 	})
-	return nil
+	return s.finishErasures(ctx, logger)
 }
 
 // sharedFactsKey refuses to make a facts key of this process's own for
@@ -352,6 +352,36 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 }
 
 // Close saves the index and closes the databases.
+// Erase forgets a user in every store (see erase.User), recording its
+// progress in the receipts so that a crash half-way is finished at the
+// next start; from is the receipt of such an erasure, else nil.
+func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
+	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts}
+	if idx, ok := s.Index.(*index.Index); ok {
+		svcs.Index = idx
+	}
+	if s.Extractor != nil {
+		s.Extractor.Forget(app, user)
+	}
+	record := func(r *erase.Receipt) error { return s.Receipts.Put(context.WithoutCancel(ctx), r) }
+	return erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from})
+}
+
+// finishErasures finishes the erasures a crash left running.
+func (s *Services) finishErasures(ctx context.Context, logger *slog.Logger) error {
+	running, err := s.Receipts.Running(ctx)
+	if err != nil {
+		return fmt.Errorf("reading erasure receipts: %w", err)
+	}
+	for _, r := range running {
+		logger.Info("erase: finishing an erasure a stop left half-done", "app", r.AppName, "user", r.UserID)
+		if _, err := s.Erase(ctx, r.AppName, r.UserID, r.By, r); err != nil {
+			return fmt.Errorf("finishing the erasure of %s/%s: %w", r.AppName, r.UserID, err)
+		}
+	}
+	return nil
+}
+
 func (s *Services) Close() error {
 	var errs []error
 	if s.Extractor != nil {

@@ -42,11 +42,15 @@ type Count struct {
 
 // Receipt says what erasing a user did, without any of its content.
 type Receipt struct {
-	AppName  string    `json:"app_name"`
-	UserID   string    `json:"user_id"`
-	By       string    `json:"by"` // the credential that asked
+	AppName string `json:"app_name"`
+	UserID  string `json:"user_id"`
+	By      string `json:"by"` // the credential that asked
+	// State is StateRunning until the erasure is done: a receipt left
+	// running by a crash is finished by the next start (Resumed counts it).
+	State    string    `json:"state"`
+	Resumed  int       `json:"resumed,omitempty"`
 	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
+	Finished time.Time `json:"finished,omitzero"`
 	Stores   []Count   `json:"stores"`
 	// Verified: the verification pass found nothing of the user in any store.
 	Verified bool `json:"verified"`
@@ -61,13 +65,43 @@ const (
 	StoreIndex     = "index"      // documents of the sessions' events
 )
 
+// The states of a receipt.
+const (
+	StateRunning = "running"
+	StateDone    = "done"
+)
+
+// Options are how an erasure records itself.
+type Options struct {
+	// Progress, when set, is given the receipt as it is before the first
+	// change and after each, so that a crash leaves a record to resume
+	// from; an error stops the erasure.
+	Progress func(*Receipt) error
+	// Resume goes on from a receipt a crash left running: its counts are
+	// added to.
+	Resume *Receipt
+}
+
 // User erases one user from svcs. Erasing again finds nothing and removes
 // nothing: it is safe to retry.
-func User(ctx context.Context, svcs Services, appName, userID, by string) (*Receipt, error) {
+func User(ctx context.Context, svcs Services, appName, userID, by string, opts Options) (*Receipt, error) {
 	if appName == "" || userID == "" {
 		return nil, fmt.Errorf("%w: erasing a user needs the app and the user", session.ErrInvalidArgument)
 	}
-	r := &Receipt{AppName: appName, UserID: userID, By: by, Started: time.Now().UTC()}
+	r := &Receipt{AppName: appName, UserID: userID, By: by, State: StateRunning, Started: time.Now().UTC()}
+	if opts.Resume != nil {
+		r = opts.Resume
+		r.State, r.Resumed = StateRunning, r.Resumed+1
+	}
+	progress := func() error {
+		if opts.Progress == nil {
+			return nil
+		}
+		return opts.Progress(r)
+	}
+	if err := progress(); err != nil {
+		return nil, err
+	}
 	count := func(store string) *Count {
 		for i := range r.Stores {
 			if r.Stores[i].Store == store {
@@ -105,6 +139,9 @@ func User(ctx context.Context, svcs Services, appName, userID, by string) (*Rece
 			}
 			count(StoreIndex).Removed += len(events[id])
 		}
+		if err := progress(); err != nil {
+			return nil, err
+		}
 	}
 
 	// The user's own state, artifacts and facts.
@@ -112,19 +149,27 @@ func User(ctx context.Context, svcs Services, appName, userID, by string) (*Rece
 	if err != nil {
 		return nil, err
 	}
-	count(StoreUserState).Removed = n
+	count(StoreUserState).Removed += n
 	if svcs.Artifacts != nil {
-		if count(StoreArtifacts).Removed, err = eraseUserArtifacts(ctx, svcs.Artifacts, appName, userID); err != nil {
+		if n, err = eraseUserArtifacts(ctx, svcs.Artifacts, appName, userID); err != nil {
 			return nil, err
 		}
+		count(StoreArtifacts).Removed += n
 	}
 	if svcs.Facts != nil {
-		if count(StoreFacts).Removed, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
+		if n, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
 			return nil, err
 		}
+		count(StoreFacts).Removed += n
+	}
+	if err := progress(); err != nil {
+		return nil, err
 	}
 
 	// The verification pass: every store asked again.
+	for i := range r.Stores {
+		r.Stores[i].Left = 0
+	}
 	left, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
 	if err != nil {
 		return nil, err
@@ -162,8 +207,8 @@ func User(ctx context.Context, svcs Services, appName, userID, by string) (*Rece
 	for _, c := range r.Stores {
 		r.Verified = r.Verified && c.Left == 0
 	}
-	r.Finished = time.Now().UTC()
-	return r, nil
+	r.State, r.Finished = StateDone, time.Now().UTC()
+	return r, progress()
 }
 
 // sessionIDs lists the user's sessions, every page.

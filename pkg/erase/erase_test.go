@@ -114,7 +114,7 @@ func TestEraseUser(t *testing.T) {
 	fill(t, svcs, "bob")
 	bobBefore := view(t, svcs, "bob")
 	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
-	r, err := erase.User(t.Context(), svc, "app", "alice", "admin")
+	r, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestEraseUser(t *testing.T) {
 			t.Errorf("%s: removed %d, want %d (receipt %+v)", store, removed[store], n, r)
 		}
 	}
-	if !r.Verified || r.By != "admin" || r.Finished.Before(r.Started) {
+	if !r.Verified || r.By != "admin" || r.State != erase.StateDone || r.Finished.Before(r.Started) {
 		t.Errorf("receipt = %+v", r)
 	}
 	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
@@ -140,7 +140,7 @@ func TestEraseUser(t *testing.T) {
 	if got := view(t, svcs, "bob"); got != bobBefore {
 		t.Errorf("bob changed:\n%s\nwas:\n%s", got, bobBefore)
 	}
-	again, err := erase.User(t.Context(), svc, "app", "alice", "admin")
+	again, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{})
 	if err != nil || !again.Verified {
 		t.Fatalf("erasing again = %+v, %v", again, err)
 	}
@@ -148,5 +148,42 @@ func TestEraseUser(t *testing.T) {
 		if c.Removed != 0 {
 			t.Errorf("erasing again removed %d from %s", c.Removed, c.Store)
 		}
+	}
+}
+
+// An erasure stopped half-way (here by its progress record failing after
+// the first session) is finished by resuming its receipt: the counts add
+// up, and nothing is left.
+func TestResumeAnErasure(t *testing.T) {
+	svcs := open(t)
+	fill(t, svcs, "alice")
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	var kept *erase.Receipt
+	calls := 0
+	crash := func(r *erase.Receipt) error {
+		calls++
+		copied := *r
+		copied.Stores = append([]erase.Count(nil), r.Stores...)
+		kept = &copied
+		if calls == 2 { // after the first session
+			return fmt.Errorf("the process died")
+		}
+		return nil
+	}
+	if _, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{Progress: crash}); err == nil {
+		t.Fatal("no error from the interrupted erasure")
+	}
+	if kept.State != erase.StateRunning || kept.Stores[0].Removed != 1 {
+		t.Fatalf("the record left = %+v", kept)
+	}
+	r, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{Resume: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Verified || r.State != erase.StateDone || r.Resumed != 1 || r.Stores[0].Store != erase.StoreSessions || r.Stores[0].Removed != 2 {
+		t.Errorf("the resumed receipt = %+v", r)
+	}
+	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
+		t.Errorf("alice after the resumed erasure:\n%s", got)
 	}
 }

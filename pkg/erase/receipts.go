@@ -17,6 +17,8 @@ type Receipts interface {
 	Put(ctx context.Context, r *Receipt) error
 	// Latest is the user's latest receipt, nil when they were never erased.
 	Latest(ctx context.Context, appName, userID string) (*Receipt, error)
+	// Running lists the receipts of erasures a crash left running.
+	Running(ctx context.Context) ([]*Receipt, error)
 }
 
 // NewMemoryReceipts keeps receipts in the process.
@@ -44,10 +46,23 @@ func (m *memoryReceipts) Latest(_ context.Context, appName, userID string) (*Rec
 	return &r, nil
 }
 
+func (m *memoryReceipts) Running(context.Context) ([]*Receipt, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Receipt
+	for _, r := range m.m {
+		if r.State == StateRunning {
+			out = append(out, &r)
+		}
+	}
+	return out, nil
+}
+
 // receiptRow is a user's latest receipt, in the sessions' database.
 type receiptRow struct {
 	AppName string `gorm:"primaryKey;size:128"`
 	UserID  string `gorm:"primaryKey;size:128"`
+	State   string `gorm:"size:16;not null;default:'done';index"`
 	Receipt string `gorm:"type:text;not null"` // JSON
 }
 
@@ -69,7 +84,22 @@ func (q *sqlReceipts) Put(ctx context.Context, r *Receipt) error {
 		return err
 	}
 	defer writelock.Hold(q.db)()
-	return q.db.WithContext(ctx).Save(&receiptRow{AppName: r.AppName, UserID: r.UserID, Receipt: string(raw)}).Error
+	return q.db.WithContext(ctx).Save(&receiptRow{AppName: r.AppName, UserID: r.UserID, State: r.State, Receipt: string(raw)}).Error
+}
+
+func (q *sqlReceipts) Running(ctx context.Context) ([]*Receipt, error) {
+	var rows []receiptRow
+	if err := q.db.WithContext(ctx).Where("state = ?", StateRunning).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]*Receipt, len(rows))
+	for i, row := range rows {
+		out[i] = &Receipt{}
+		if err := json.Unmarshal([]byte(row.Receipt), out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (q *sqlReceipts) Latest(ctx context.Context, appName, userID string) (*Receipt, error) {

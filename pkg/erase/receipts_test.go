@@ -34,7 +34,7 @@ func TestReceiptsAreKept(t *testing.T) {
 			}
 			store := newStore(t)
 			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-			first := &erase.Receipt{AppName: "app", UserID: "alice", By: "admin", Started: at, Finished: at.Add(time.Second),
+			first := &erase.Receipt{AppName: "app", UserID: "alice", By: "admin", State: erase.StateRunning, Started: at,
 				Stores: []erase.Count{{Store: erase.StoreSessions, Removed: 2}}, Verified: true}
 			if err := store.Put(t.Context(), first); err != nil {
 				t.Fatal(err)
@@ -42,11 +42,17 @@ func TestReceiptsAreKept(t *testing.T) {
 			if got, err := store.Latest(t.Context(), "app", "alice"); err != nil || !reflect.DeepEqual(got, first) {
 				t.Errorf("Latest = %+v, %v; want %+v", got, err, first)
 			}
+			if running, err := store.Running(t.Context()); err != nil || len(running) != 1 || !reflect.DeepEqual(running[0], first) {
+				t.Errorf("Running = %+v, %v; want the first", running, err)
+			}
 			second := *first
-			second.Stores = []erase.Count{{Store: erase.StoreSessions}}
+			second.State, second.Finished, second.Stores = erase.StateDone, at.Add(time.Second), []erase.Count{{Store: erase.StoreSessions}}
 			store.Put(t.Context(), &second)
 			if got, _ := store.Latest(t.Context(), "app", "alice"); !reflect.DeepEqual(got, &second) {
-				t.Errorf("after a second erasure: %+v", got)
+				t.Errorf("after it finished: %+v", got)
+			}
+			if running, _ := store.Running(t.Context()); len(running) != 0 {
+				t.Errorf("Running after it finished = %+v", running)
 			}
 			if got, err := store.Latest(t.Context(), "app", "bob"); err != nil || got != nil {
 				t.Errorf("bob's receipt = %+v, %v; want none", got, err)

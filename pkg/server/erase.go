@@ -1,27 +1,16 @@
 package server
 
 import (
+	"context"
 	"net/http"
-
-	"github.com/hectormem/hector/pkg/erase"
-	"github.com/hectormem/hector/pkg/index"
 )
 
-// eraseUser forgets the path's user in every store and keeps the receipt.
+// eraseUser forgets the path's user in every store and keeps the receipt
+// (see config.Services.Erase).
 func (s *Server) eraseUser(w http.ResponseWriter, r *http.Request) error {
-	app, user := r.PathValue("app"), r.PathValue("user")
-	svcs := erase.Services{Sessions: s.svcs.Sessions, Artifacts: s.svcs.Artifacts, Facts: s.svcs.Facts}
-	if idx, ok := s.svcs.Index.(*index.Index); ok {
-		svcs.Index = idx
-	}
-	if s.svcs.Extractor != nil {
-		s.svcs.Extractor.Forget(app, user)
-	}
-	receipt, err := erase.User(r.Context(), svcs, app, user, principalOf(r.Context()).name)
+	// A client that goes away does not stop an erasure half-way.
+	receipt, err := s.svcs.Erase(context.WithoutCancel(r.Context()), r.PathValue("app"), r.PathValue("user"), principalOf(r.Context()).name, nil)
 	if err != nil {
-		return err
-	}
-	if err := s.svcs.Receipts.Put(r.Context(), receipt); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, receipt)
