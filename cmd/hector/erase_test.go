@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,4 +84,45 @@ func receipt(p *proc, u string) erasureReceipt {
 	defer resp.Body.Close()
 	json.NewDecoder(resp.Body).Decode(&r)
 	return r
+}
+
+// hector user erase erases a user, here with the server stopped and then
+// through a running server, and prints the verified receipt.
+func TestUserEraseCommand(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "hector.yaml")
+	os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n"), 0o600)
+	env := []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="}
+	p := start(t, env, "--config", config)
+	for _, user := range []string{"alice", "bob"} {
+		p.call(t, "POST", "/v1/apps/demo/users/"+user+"/sessions", map[string]any{"session_id": "s"}, 201)
+		p.call(t, "POST", "/v1/apps/demo/users/"+user+"/facts", map[string]any{"key": "hobby", "value": user + " keeps bees"}, 201)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("user", "erase", "--config", config, "--app", "demo", "--user", "alice")
+	if err != nil || !strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"by": "cli"`) {
+		t.Fatalf("erasing with the server stopped: %v\n%s", err, out)
+	}
+	if out, err := run("user", "erase", "--app", "demo"); err == nil || !strings.Contains(out, "--app A --user U") {
+		t.Errorf("without --user: %v %s", err, out)
+	}
+	p = start(t, env, "--config", config)
+	if got := p.call(t, "GET", "/v1/apps/demo/users/alice/facts", nil, 200); len(got["facts"].([]any)) != 0 {
+		t.Errorf("alice's facts after the erasure: %v", got)
+	}
+	out, err = run("user", "erase", "--server", p.base, "--app", "demo", "--user", "bob")
+	if err != nil || !strings.Contains(out, `"verified": true`) {
+		t.Fatalf("erasing through the server: %v\n%s", err, out)
+	}
+	if got := p.call(t, "GET", "/v1/apps/demo/users/bob/sessions", nil, 200); len(got["sessions"].([]any)) != 0 {
+		t.Errorf("bob's sessions after the erasure: %v", got)
+	}
 }
