@@ -58,11 +58,12 @@ type Receipt struct {
 
 // The stores of a receipt.
 const (
-	StoreSessions  = "sessions"   // sessions, with their events and state
-	StoreUserState = "user_state" // user: keys
-	StoreArtifacts = "artifacts"  // the user's own (user:) artifacts; sessions' go with them
-	StoreFacts     = "facts"      // versions of the user's and their sessions' facts
-	StoreIndex     = "index"      // documents of the sessions' events
+	StoreSessions  = "sessions"    // sessions, with their events and state
+	StoreUserState = "user_state"  // user: keys
+	StoreArtifacts = "artifacts"   // the user's own (user:) artifacts; sessions' go with them
+	StoreFacts     = "facts"       // versions of the user's and their sessions' facts
+	StoreIndex     = "index"       // documents of the sessions' events
+	StoreFeed      = "change_feed" // tombstones naming the deleted sessions
 )
 
 // The states of a receipt.
@@ -144,6 +145,17 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		}
 	}
 
+	// The change feed's tombstones name the deleted sessions, for the
+	// index, which has cleared them above.
+	feed, hasFeed := svcs.Sessions.(session.TombstoneEraser)
+	if hasFeed {
+		n, err := feed.EraseTombstones(ctx, appName, userID)
+		if err != nil {
+			return nil, fmt.Errorf("erasing the change feed's tombstones: %w", err)
+		}
+		count(StoreFeed).Removed += n
+	}
+
 	// The user's own state, artifacts and facts.
 	n, err := eraseUserState(ctx, svcs.Sessions, appName, userID)
 	if err != nil {
@@ -175,6 +187,11 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		return nil, err
 	}
 	count(StoreSessions).Left = len(left)
+	if hasFeed {
+		if count(StoreFeed).Left, err = feed.EraseTombstones(ctx, appName, userID); err != nil {
+			return nil, err
+		}
+	}
 	st, err := svcs.Sessions.UserState(ctx, appName, userID)
 	if err != nil {
 		return nil, err

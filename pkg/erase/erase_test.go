@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/erase"
@@ -20,8 +23,14 @@ const canary = "zebra-canary-7731"
 
 func open(t *testing.T) *config.Services {
 	t.Helper()
+	return openIn(t, t.TempDir())
+}
+
+// openIn opens the stores of a SQLite database in dir.
+func openIn(t *testing.T, dir string) *config.Services {
+	t.Helper()
 	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: sql}\n"+
-		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", t.TempDir())), config.Overrides{})
+		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", dir)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +134,8 @@ func TestEraseUser(t *testing.T) {
 			t.Errorf("%s: %d left after erasing", c.Store, c.Left)
 		}
 	}
-	want := map[string]int{erase.StoreSessions: 2, erase.StoreUserState: 1, erase.StoreArtifacts: 1, erase.StoreFacts: 2, erase.StoreIndex: 6}
+	want := map[string]int{erase.StoreSessions: 2, erase.StoreUserState: 1, erase.StoreArtifacts: 1, erase.StoreFacts: 2, erase.StoreIndex: 6,
+		erase.StoreFeed: 2}
 	for store, n := range want {
 		if removed[store] != n {
 			t.Errorf("%s: removed %d, want %d (receipt %+v)", store, removed[store], n, r)
@@ -185,5 +195,79 @@ func TestResumeAnErasure(t *testing.T) {
 	}
 	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
 		t.Errorf("alice after the resumed erasure:\n%s", got)
+	}
+}
+
+// rows dumps every row of every table but the receipts', one line each.
+func rows(t *testing.T, dir string) []string {
+	t.Helper()
+	db := testdb.SQLiteAt(t, filepath.Join(dir, "hector.db"))
+	var tables []string
+	if err := db.Raw("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'erasure_receipts'").Scan(&tables).Error; err != nil || len(tables) < 10 {
+		t.Fatalf("tables %q, %v", tables, err)
+	}
+	var out []string
+	for _, table := range tables {
+		var rs []map[string]any
+		if err := db.Raw("SELECT * FROM " + table).Scan(&rs).Error; err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s %v", table, r))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Read from the database itself, not through any service: after erasing
+// alice no row of any table names her or holds her canary, and every row
+// that was not hers is there, byte for byte.
+func TestNothingOfTheUserIsLeftInTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	svcs := openIn(t, dir)
+	fill(t, svcs, "alice")
+	fill(t, svcs, "bob")
+	before := rows(t, dir)
+	var notHers []string
+	for _, r := range before {
+		if !strings.Contains(r, "alice") {
+			notHers = append(notHers, r)
+		}
+	}
+	if len(notHers) == len(before) {
+		t.Fatal("no row names alice before the erasure: the scan sees nothing")
+	}
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	if _, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	after := rows(t, dir)
+	for _, r := range after {
+		if strings.Contains(r, "alice") || strings.Contains(r, canary) && !strings.Contains(r, "bob") && !strings.HasPrefix(r, "artifact_chunks ") {
+			t.Errorf("left after erasing alice: %.200s", r)
+		}
+	}
+	// Every row after was there before and was not hers; the rows not
+	// naming her that went are her artifacts' contents (chunks name no
+	// owner): her two session files and her own one.
+	var gone []string
+	for _, r := range notHers {
+		if !slices.Contains(after, r) {
+			gone = append(gone, r)
+		}
+	}
+	for _, r := range after {
+		if !slices.Contains(notHers, r) {
+			t.Errorf("new or changed by the erasure: %.200s", r)
+		}
+	}
+	if len(gone) != 3 {
+		t.Errorf("%d rows not naming alice went, want her 3 artifacts' contents", len(gone))
+	}
+	for _, r := range gone {
+		if !strings.HasPrefix(r, "artifact_chunks ") {
+			t.Errorf("a row that was not alice's went: %.200s", r)
+		}
 	}
 }
