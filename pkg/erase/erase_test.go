@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/config"
@@ -17,6 +19,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb"
 )
 
 const canary = "zebra-canary-7731"
@@ -198,21 +201,81 @@ func TestResumeAnErasure(t *testing.T) {
 	}
 }
 
-// rows dumps every row of every table but the receipts', one line each.
-func rows(t *testing.T, dir string) []string {
+// database is one SQL database the stores are opened on, and read from
+// directly.
+type database struct {
+	svcs   *config.Services
+	db     *gorm.DB
+	tables string // the query listing its tables
+}
+
+// databases opens the stores on each SQL database there is to test.
+func databases(t *testing.T) map[string]func(t *testing.T) database {
+	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32)) // shared databases need a shared facts key
+	openWith := func(t *testing.T, driver, dsn string) *config.Services {
+		cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("databases:\n  main: {driver: %s, dsn: %q}\nserver:\n  data_dir: %s\n"+
+			"  sessions: {backend: sql, database: main}\n  artifacts: {backend: sql, database: main}\n  facts: {backend: sql, database: main}\n"+
+			"  index: {type: keyword, persist: false}\n", driver, dsn, t.TempDir())), config.Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svcs.Close() })
+		return svcs
+	}
+	return map[string]func(t *testing.T) database{
+		"sqlite": func(t *testing.T) database {
+			dir := t.TempDir()
+			return database{openIn(t, dir), testdb.SQLiteAt(t, filepath.Join(dir, "hector.db")), "SELECT name FROM sqlite_master WHERE type = 'table'"}
+		},
+		"postgres": func(t *testing.T) database {
+			dsn := testdb.PostgresDSN(t)
+			db, err := sqldb.OpenPostgres(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sqldb.Close(db) })
+			return database{openWith(t, "postgres", dsn), db, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"}
+		},
+		"mysql": func(t *testing.T) database {
+			dsn := testdb.MySQLDSN(t)
+			db, err := sqldb.OpenMySQL(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sqldb.Close(db) })
+			return database{openWith(t, "mysql", dsn), db, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"}
+		},
+	}
+}
+
+// rows dumps every row of every table, one line each, but the receipts'
+// (which name the user they are about) and MySQL's feed counter (one
+// number, naming no one, that every deletion moves on).
+func (d database) rows(t *testing.T) []string {
 	t.Helper()
-	db := testdb.SQLiteAt(t, filepath.Join(dir, "hector.db"))
 	var tables []string
-	if err := db.Raw("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'erasure_receipts'").Scan(&tables).Error; err != nil || len(tables) < 10 {
+	if err := d.db.Raw(d.tables).Scan(&tables).Error; err != nil || len(tables) < 10 {
 		t.Fatalf("tables %q, %v", tables, err)
 	}
 	var out []string
 	for _, table := range tables {
+		if table == "erasure_receipts" || table == "change_feed_head" {
+			continue
+		}
 		var rs []map[string]any
-		if err := db.Raw("SELECT * FROM " + table).Scan(&rs).Error; err != nil {
+		if err := d.db.Raw("SELECT * FROM " + table).Scan(&rs).Error; err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
+			for k, v := range r {
+				if b, ok := v.([]byte); ok { // text as some drivers read it
+					r[k] = string(b)
+				}
+			}
 			out = append(out, fmt.Sprintf("%s %v", table, r))
 		}
 	}
@@ -220,15 +283,20 @@ func rows(t *testing.T, dir string) []string {
 	return out
 }
 
-// Read from the database itself, not through any service: after erasing
+// Read from each database itself, not through any service: after erasing
 // alice no row of any table names her or holds her canary, and every row
 // that was not hers is there, byte for byte.
 func TestNothingOfTheUserIsLeftInTheDatabase(t *testing.T) {
-	dir := t.TempDir()
-	svcs := openIn(t, dir)
+	for name, open := range databases(t) {
+		t.Run(name, func(t *testing.T) { testNothingLeft(t, open(t)) })
+	}
+}
+
+func testNothingLeft(t *testing.T, d database) {
+	svcs := d.svcs
 	fill(t, svcs, "alice")
 	fill(t, svcs, "bob")
-	before := rows(t, dir)
+	before := d.rows(t)
 	var notHers []string
 	for _, r := range before {
 		if !strings.Contains(r, "alice") {
@@ -242,7 +310,7 @@ func TestNothingOfTheUserIsLeftInTheDatabase(t *testing.T) {
 	if _, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	after := rows(t, dir)
+	after := d.rows(t)
 	for _, r := range after {
 		if strings.Contains(r, "alice") || strings.Contains(r, canary) && !strings.Contains(r, "bob") && !strings.HasPrefix(r, "artifact_chunks ") {
 			t.Errorf("left after erasing alice: %.200s", r)
