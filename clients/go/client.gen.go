@@ -784,7 +784,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+	// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
 	//
 	// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
 	EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1292,7 +1292,7 @@ func (c *Client) ListAppUsers(ctx context.Context, app string, params *ListAppUs
 	return c.Client.Do(req)
 }
 
-// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
 //
 // Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
 func (c *Client) EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4241,7 +4241,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsersWithResponse(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*ListAppUsersResponse, error)
 
-	// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+	// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8881,7 +8881,7 @@ func (c *ClientWithResponses) ListAppUsersWithResponse(ctx context.Context, app 
 	return ParseListAppUsersResponse(rsp)
 }
 
-// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt
+// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
 //
 // Returns a wrapper object for the known response body format(s).
 //

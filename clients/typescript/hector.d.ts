@@ -185,7 +185,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt */
+        /** Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure) */
         delete: operations["eraseUser"];
         options?: never;
         head?: never;

@@ -277,6 +277,10 @@ type Artifacts struct {
 type Auth struct {
 	APIKeys []APIKey `yaml:"api_keys"`
 	JWT     *JWT     `yaml:"jwt"`
+	// SelfErasure lets a user's credential erase its own user
+	// (DELETE /v1/apps/{app}/users/{user}); otherwise only an app's or
+	// the admin's may.
+	SelfErasure bool `yaml:"self_erasure"`
 }
 
 // APIKey is a key and what it may reach: role admin (everything), app (any

@@ -17,6 +17,15 @@ func (s *Server) eraseUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// eraseScope is who may erase a user: an app's credential or the admin's,
+// and the user's own with server.auth.self_erasure.
+func (s *Server) eraseScope() scope {
+	if s.cfg.Server.Auth.SelfErasure {
+		return scopeUser
+	}
+	return scopeApp
+}
+
 func (s *Server) erasureReceipt(w http.ResponseWriter, r *http.Request) error {
 	receipt, err := s.svcs.Receipts.Latest(r.Context(), r.PathValue("app"), r.PathValue("user"))
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/config"
 )
 
 // DELETE /v1/apps/{app}/users/{user} erases the user for an app or admin
@@ -23,7 +25,10 @@ func TestEraseUserOverHTTP(t *testing.T) {
 		t.Errorf("a receipt before any erasure: %d", w.Code)
 	}
 	if w := do(t, s, "DELETE", "/v1/apps/a/users/alice", aliceKey, nil); w.Code != 403 {
-		t.Errorf("alice erasing herself without the config allowing it: %d", w.Code)
+		t.Errorf("alice erasing herself without the config allowing it: %d %s", w.Code, w.Body)
+	}
+	if w := do(t, s, "DELETE", "/v1/apps/a/users/alice", bobKey, nil); w.Code != 403 {
+		t.Errorf("bob erasing alice: %d", w.Code)
 	}
 	w := do(t, s, "DELETE", "/v1/apps/a/users/alice", appAKey, nil)
 	var receipt struct {
@@ -56,5 +61,19 @@ func TestEraseUserOverHTTP(t *testing.T) {
 		if w := do(t, s, "GET", "/v1/apps/a/users/bob"+path, adminKey, nil); !strings.Contains(w.Body.String(), kept) {
 			t.Errorf("bob's %s after erasing alice: %s", path, w.Body)
 		}
+	}
+}
+
+// With server.auth.self_erasure a user's credential may erase its own user,
+// and still no other.
+func TestSelfErasure(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) { c.Server.Auth.SelfErasure = true })
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s"})
+	if w := do(t, s, "DELETE", "/v1/apps/a/users/alice", bobKey, nil); w.Code != 403 {
+		t.Errorf("bob erasing alice: %d", w.Code)
+	}
+	w := do(t, s, "DELETE", "/v1/apps/a/users/alice", aliceKey, nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"by":"alice"`) || !strings.Contains(w.Body.String(), `"verified":true`) {
+		t.Errorf("alice erasing herself: %d %s", w.Code, w.Body)
 	}
 }
