@@ -319,6 +319,33 @@ func TestBrowser(t *testing.T) {
 	b.run(chromedp.Navigate(hs.URL + "/ui/"))
 	b.screenshot("users")
 
+	// Erasing a user, as an admin: a wrong confirmation is refused; the
+	// user's ID typed, the receipt shows every store verified.
+	api := func(method, path string, body any) {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, hs.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %v %v", method, path, resp.Status, err)
+		}
+		resp.Body.Close()
+	}
+	api("POST", "/v1/apps/a/users/carol/sessions", map[string]any{"session_id": "c1"})
+	api("POST", "/v1/apps/a/users/carol/facts", map[string]any{"key": "hobby", "value": "Carol keeps bees"})
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/carol"), chromedp.SendKeys(`section.erase input[name="confirm"]`, "alice", chromedp.ByQuery),
+		chromedp.Click(`section.erase button`, chromedp.ByQuery), chromedp.WaitVisible(`section.erase .error`, chromedp.ByQuery))
+	if got := b.text("section.erase .error"); !strings.Contains(got, "carol") {
+		t.Errorf("a wrong confirmation says %q", got)
+	}
+	b.run(chromedp.SendKeys(`section.erase input[name="confirm"]`, "carol", chromedp.ByQuery), chromedp.Click(`section.erase button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`table.receipt`, chromedp.ByQuery))
+	if got := b.text(".status"); !strings.Contains(got, "Verified") {
+		t.Errorf("the receipt says %q", got)
+	}
+	b.screenshot("erased")
+
 	// A phone-width screen: nothing wider than the viewport.
 	var overflow bool
 	b.run(chromedp.EmulateViewport(390, 844), chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/sessions/trip"), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery),

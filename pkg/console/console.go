@@ -82,6 +82,7 @@ func New(api http.Handler, authEnabled bool, logger *slog.Logger) (*Console, err
 	mux.HandleFunc("POST /ui/apps/{app}/users/{user}/facts/forget", c.forgetFact)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/facts/history", c.factHistory)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/state", c.statePage)
+	mux.HandleFunc("POST /ui/apps/{app}/users/{user}/erase", c.eraseUser)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/sessions/{id}/artifacts/{name}", c.artifact)
 	mux.HandleFunc("GET /ui/index", c.indexPage)
 	mux.HandleFunc("POST /ui/index/rebuild", c.rebuild)
@@ -126,6 +127,11 @@ type viewer struct {
 }
 
 func (v viewer) Admin() bool { return v.Role == "admin" }
+
+// MayErase reports whether the viewer's credential may erase users: an
+// app's or the admin's (a user's own only when the server allows it,
+// which the API decides).
+func (v viewer) MayErase() bool { return v.Role == "admin" || v.Role == "app" }
 
 // begin authenticates a page view; on false it has answered already.
 func (c *Console) begin(w http.ResponseWriter, r *http.Request) (*request, bool) {

@@ -106,6 +106,11 @@ func (c *Console) userSessions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	c.renderSessions(req, http.StatusOK, nil)
+}
+
+func (c *Console) renderSessions(req *request, status int, extra map[string]any) {
+	r := req.r
 	o := ownerOf(r)
 	var page struct {
 		Sessions      []sessionRow `json:"sessions"`
@@ -114,8 +119,11 @@ func (c *Console) userSessions(w http.ResponseWriter, r *http.Request) {
 	if !c.get(req, o.api()+"/sessions?page_size=20&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
 		return
 	}
-	c.render(req, http.StatusOK, "sessions", map[string]any{"Title": o.User + " · sessions", "Owner": o, "Tab": "sessions",
-		"Sessions": page.Sessions, "Next": page.NextPageToken})
+	data := map[string]any{"Title": o.User + " · sessions", "Owner": o, "Tab": "sessions", "Sessions": page.Sessions, "Next": page.NextPageToken}
+	for k, v := range extra {
+		data[k] = v
+	}
+	c.render(req, status, "sessions", data)
 }
 
 // timelineEvent is an event as the timeline shows it: its tool calls with
@@ -365,6 +373,37 @@ func (c *Console) factHistory(w http.ResponseWriter, r *http.Request) {
 	slices.Reverse(history.Versions)
 	c.render(req, http.StatusOK, "facthistory", map[string]any{"Title": key + " · history", "Owner": o, "Tab": "facts", "Key": key,
 		"Versions": history.Versions})
+}
+
+// eraseUser erases the user through the API once the viewer has typed the
+// user's ID, and shows the receipt.
+func (c *Console) eraseUser(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	if r.PostFormValue("confirm") != o.User {
+		c.renderSessions(req, http.StatusUnprocessableEntity, map[string]any{"EraseRefusal": "Type the user's ID, " + o.User + ", to erase them."})
+		return
+	}
+	status, body := c.call(req, "DELETE", o.api(), nil)
+	if status != http.StatusOK {
+		c.fail(req, status, body)
+		return
+	}
+	var receipt struct {
+		Verified bool      `json:"verified"`
+		Finished time.Time `json:"finished"`
+		By       string    `json:"by"`
+		Stores   []struct {
+			Store   string `json:"store"`
+			Removed int    `json:"removed"`
+			Left    int    `json:"left"`
+		} `json:"stores"`
+	}
+	json.Unmarshal(body, &receipt)
+	c.render(req, http.StatusOK, "receipt", map[string]any{"Title": o.User + " · erased", "Owner": o, "Receipt": receipt})
 }
 
 func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
