@@ -794,6 +794,11 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
 	GetErasureReceipt(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportUser Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/export (the `ExportUser` operationId).
+	ExportUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFacts List live facts, newest first; as_of lists those that held then
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts (the `ListFacts` operationId).
@@ -1312,6 +1317,21 @@ func (c *Client) EraseUser(ctx context.Context, app string, user string, reqEdit
 // Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
 func (c *Client) GetErasureReceipt(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetErasureReceiptRequest(c.Server, app, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportUser Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/export (the `ExportUser` operationId).
+func (c *Client) ExportUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportUserRequest(c.Server, app, user)
 	if err != nil {
 		return nil, err
 	}
@@ -2470,6 +2490,47 @@ func NewGetErasureReceiptRequest(server string, app string, user string) (*http.
 	}
 
 	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/erasure", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportUserRequest constructs an http.Request for the ExportUser method
+func NewExportUserRequest(server string, app string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/export", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4255,6 +4316,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users/{user}/erasure (the `GetErasureReceipt` operationId).
 	GetErasureReceiptWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*GetErasureReceiptResponse, error)
 
+	// ExportUserWithResponse Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps/{app}/users/{user}/export (the `ExportUser` operationId).
+	ExportUserWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*ExportUserResponse, error)
+
 	// ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5812,6 +5880,96 @@ func (r GetErasureReceiptResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetErasureReceiptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ExportUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportUserResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportUserResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportUserResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportUserResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ExportUserResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ExportUserResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportUserResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportUserResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8907,6 +9065,19 @@ func (c *ClientWithResponses) GetErasureReceiptWithResponse(ctx context.Context,
 	return ParseGetErasureReceiptResponse(rsp)
 }
 
+// ExportUserWithResponse Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps/{app}/users/{user}/export (the `ExportUser` operationId).
+func (c *ClientWithResponses) ExportUserWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*ExportUserResponse, error) {
+	rsp, err := c.ExportUser(ctx, app, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportUserResponse(rsp)
+}
+
 // ListFactsWithResponse List live facts, newest first; as_of lists those that held then
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10447,6 +10618,81 @@ func ParseGetErasureReceiptResponse(rsp *http.Response) (*GetErasureReceiptRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportUserResponse parses an HTTP response from a ExportUserWithResponse call
+func ParseExportUserResponse(rsp *http.Response) (*ExportUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

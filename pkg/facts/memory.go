@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -212,6 +213,36 @@ func (m *memoryStorage) removeUser(ctx context.Context, app, user string) (int, 
 		}
 	}
 	return n, nil
+}
+
+func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []record
+	for _, keys := range m.facts {
+		for _, vs := range keys {
+			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
+				for _, r := range vs {
+					out = append(out, clone(r))
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, byScopeKeyTime)
+	return out, nil
+}
+
+// byScopeKeyTime orders versions by scope, key, then validity.
+func byScopeKeyTime(a, b record) int {
+	return cmp.Or(strings.Compare(a.Scope.String(), b.Scope.String()), strings.Compare(a.Key, b.Key), a.ValidFrom.Compare(b.ValidFrom),
+		cmp.Compare(boolInt(!a.current()), boolInt(!b.current()))*-1)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (m *memoryStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {

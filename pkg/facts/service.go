@@ -403,6 +403,35 @@ func (s *Service) ForgetUser(ctx context.Context, app, user string) (int, error)
 	return s.st.removeUser(ctx, app, user)
 }
 
+// ScopedFact is a version of a fact with the scope it lives in.
+type ScopedFact struct {
+	Scope     string `json:"scope"`                // user or session
+	SessionID string `json:"session_id,omitempty"` // the session's, for session scope
+	Fact
+}
+
+// UserFacts returns every version of every fact of one user, theirs and
+// their sessions', by scope and key, oldest first: what Hector holds of
+// them, for an export.
+func (s *Service) UserFacts(ctx context.Context, app, user string) ([]ScopedFact, error) {
+	if app == "" || user == "" {
+		return nil, refuse("invalid_scope", "a user's facts need the app and the user")
+	}
+	recs, err := s.st.userVersions(ctx, app, user)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScopedFact, 0, len(recs))
+	for _, r := range recs {
+		f, err := s.fact(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ScopedFact{Scope: r.Scope.Kind, SessionID: r.Scope.SessionID, Fact: f})
+	}
+	return out, nil
+}
+
 // CategoryFacts is one category's facts in a context view.
 type CategoryFacts struct {
 	Category string `json:"category"`

@@ -417,6 +417,29 @@ func (q *sqlStorage) removeUser(ctx context.Context, app, user string) (int, err
 	return n, err
 }
 
+func (q *sqlStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
+	where := func() *gorm.DB {
+		return q.db.WithContext(ctx).Where("app_name = ? AND user_id = ? AND scope_kind <> ?", app, user, ScopeApp)
+	}
+	var past []versionRow
+	if err := where().Find(&past).Error; err != nil {
+		return nil, err
+	}
+	var cur []factRow
+	if err := where().Find(&cur).Error; err != nil {
+		return nil, err
+	}
+	out := make([]record, 0, len(past)+len(cur))
+	for i := range past {
+		out = append(out, past[i].record())
+	}
+	for i := range cur {
+		out = append(out, cur[i].record())
+	}
+	slices.SortStableFunc(out, byScopeKeyTime)
+	return out, nil
+}
+
 func (q *sqlStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {
 	var total int64
 	err := scopeWhere(q.db.WithContext(ctx).Model(&factRow{}), s).Where("fact_key <> ? AND expires_ns > ?", exceptKey, now.UnixNano()).

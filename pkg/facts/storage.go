@@ -83,6 +83,9 @@ type storage interface {
 	// user's scope and in their sessions' (not the app's), and says how
 	// many versions it deleted.
 	removeUser(ctx context.Context, app, user string) (int, error)
+	// userVersions returns every version of every fact of one user, theirs
+	// and their sessions', by scope and key, oldest first.
+	userVersions(ctx context.Context, app, user string) ([]record, error)
 	// similar returns the current versions live at now with this content
 	// signature, or this entity signature when it is not "".
 	similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error)

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+
+	"github.com/hectormem/hector/pkg/export"
 )
 
 // eraseUser forgets the path's user in every store and keeps the receipt
@@ -35,5 +37,20 @@ func (s *Server) erasureReceipt(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{http.StatusNotFound, "not_found", "this user was never erased"}
 	}
 	writeJSON(w, http.StatusOK, receipt)
+	return nil
+}
+
+// exportUser streams the user's archive. Once it has begun, an error can
+// only cut it short: the connection is dropped, so that a client never
+// takes a truncated archive for a whole one.
+func (s *Server) exportUser(w http.ResponseWriter, r *http.Request) error {
+	app, user := r.PathValue("app"), r.PathValue("user")
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Content-Disposition", `attachment; filename="hector-export.tar"`)
+	svcs := export.Services{Sessions: s.svcs.Sessions, Artifacts: s.svcs.Artifacts, Facts: s.svcs.Facts}
+	if err := export.Write(r.Context(), w, svcs, app, user); err != nil {
+		s.logger.Error("export failed part-way; the connection is dropped", "app", app, "error", err)
+		panic(http.ErrAbortHandler)
+	}
 	return nil
 }

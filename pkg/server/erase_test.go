@@ -1,7 +1,10 @@
 package server
 
 import (
+	"archive/tar"
+	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -75,5 +78,61 @@ func TestSelfErasure(t *testing.T) {
 	w := do(t, s, "DELETE", "/v1/apps/a/users/alice", aliceKey, nil)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `"by":"alice"`) || !strings.Contains(w.Body.String(), `"verified":true`) {
 		t.Errorf("alice erasing herself: %d %s", w.Code, w.Body)
+	}
+}
+
+// GET …/export is everything held about the user as a tar archive: her
+// state, her sessions with their events in order, her facts with their
+// history, her artifacts' versions as stored; nothing of bob's.
+func TestExportOverHTTP(t *testing.T) {
+	s := newTestServer(t, nil)
+	base := "/v1/apps/a/users/alice"
+	do(t, s, "POST", base+"/sessions", adminKey, map[string]any{"session_id": "trip", "state": map[string]any{"topic": "Lisbon"}})
+	for _, m := range []string{"Book a flight to Lisbon", "In May"} {
+		do(t, s, "POST", base+"/sessions/trip/events", adminKey, map[string]any{"author": "alice",
+			"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": m}}}})
+	}
+	do(t, s, "PUT", base+"/sessions/trip/artifacts/plan.txt", adminKey, "day 1: Alfama")
+	do(t, s, "PUT", base+"/sessions/trip/artifacts/plan.txt", adminKey, "day 1: Alfama, day 2: Belém")
+	do(t, s, "PATCH", base+"/state", adminKey, map[string]any{"state": map[string]any{"user:home": "Porto"}})
+	do(t, s, "POST", base+"/facts", adminKey, map[string]any{"key": "home", "value": "Lives in Lisbon"})
+	do(t, s, "POST", base+"/facts", adminKey, map[string]any{"key": "home", "value": "Lives in Porto"})
+	do(t, s, "POST", "/v1/apps/a/users/bob/facts", adminKey, map[string]any{"key": "home", "value": "Bob lives in Oslo"})
+
+	if w := do(t, s, "GET", base+"/export", bobKey, nil); w.Code != 403 {
+		t.Errorf("bob exporting alice: %d", w.Code)
+	}
+	w := do(t, s, "GET", base+"/export", aliceKey, nil)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/x-tar" {
+		t.Fatalf("export: %d %s", w.Code, w.Header())
+	}
+	files := map[string]string{}
+	tr := tar.NewReader(bytes.NewReader(w.Body.Bytes()))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(tr)
+		files[h.Name] = string(raw)
+	}
+	user, trip := files["user.jsonl"], files["sessions/1.jsonl"]
+	for _, want := range []string{`"user:home":"Porto"`, `"value":"Lives in Lisbon"`, `"superseded_by"`, `"value":"Lives in Porto"`, `"name":"plan.txt"`} {
+		if !strings.Contains(user, want) {
+			t.Errorf("user.jsonl lacks %s:\n%s", want, user)
+		}
+	}
+	if strings.Contains(user+trip, "Oslo") {
+		t.Error("the archive holds bob's fact")
+	}
+	if lines := strings.Split(strings.TrimSpace(trip), "\n"); len(lines) != 3 || !strings.Contains(lines[0], `"topic":"Lisbon"`) ||
+		!strings.Contains(lines[1], "Book a flight") || !strings.Contains(lines[2], "In May") {
+		t.Errorf("the session's file:\n%s", trip)
+	}
+	if files["artifacts/1/1"] != "day 1: Alfama" || files["artifacts/1/2"] != "day 1: Alfama, day 2: Belém" {
+		t.Errorf("artifact files: %q", files)
 	}
 }

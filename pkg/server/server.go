@@ -345,6 +345,7 @@ func (s *Server) table() []route {
 		{method: "DELETE", name: "deleteArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
 		{method: "DELETE", name: "eraseUser", path: userPath, summary: "Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)", scope: s.eraseScope(), handle: s.eraseUser, response: "ErasureReceipt", status: 200},
+		{method: "GET", name: "exportUser", path: userPath + "/export", summary: "Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)", scope: scopeUser, handle: s.exportUser, response: "Content", status: 200},
 		{method: "GET", name: "getErasureReceipt", path: userPath + "/erasure", summary: "The receipt of the user's latest erasure", scope: scopeApp, handle: s.erasureReceipt, response: "ErasureReceipt", status: 200},
 		{method: "POST", name: "storeFact", path: userPath + "/facts", summary: "Store a fact (the same key again supersedes its value, which stays in its history)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
 		{method: "GET", name: "listFacts", path: userPath + "/facts", summary: "List live facts, newest first; as_of lists those that held then", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category", "as_of"}, response: "FactList", status: 200},

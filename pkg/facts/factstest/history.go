@@ -367,6 +367,11 @@ func testForgetUser(t *testing.T, svc *facts.Service, clock *Clock) {
 	bob := facts.UserScope("app", "bob")
 	store(t, svc, bob, "home", "Lives in Madrid", "")
 	store(t, svc, facts.UserScope("other", "alice"), "home", "Lives in Oslo", "")
+	all, err := svc.UserFacts(ctx, "app", "alice")
+	if err != nil || len(all) != 3 || all[0].Scope != facts.ScopeSession || all[0].SessionID != "s1" ||
+		all[1].Value != "Lives in Lisbon" || all[1].ValidTo == nil || all[2].Value != "Lives in Porto" || all[2].ValidTo != nil {
+		t.Errorf("UserFacts = %+v, %v; want her session's fact, then her two versions of home, oldest first", all, err)
+	}
 	n, err := svc.ForgetUser(ctx, "app", "alice")
 	if err != nil || n != 3 {
 		t.Fatalf("ForgetUser = %d, %v; want 3 versions", n, err)
