@@ -28,6 +28,9 @@ type ToolCache struct {
 type cachedResult struct {
 	value   json.RawMessage
 	expires time.Time
+	// users are those whose calls made or read the entry: its arguments
+	// may carry what one of them said, so erasing any of them drops it.
+	users map[[2]string]bool
 }
 
 // NewToolCache returns an empty cache; now is the clock (time.Now when nil).
@@ -69,7 +72,7 @@ func (t *cachedTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := t.cache.get(key); ok {
+	if v, ok := t.cache.get(key, inv); ok {
 		if n, _ := ctx.Value(hitsKey{}).(*int); n != nil {
 			*n++
 		}
@@ -81,7 +84,7 @@ func (t *cachedTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 		return nil, err
 	}
 	if raw, merr := json.Marshal(out); merr == nil && !facts.LooksLikeSecret(string(raw)) {
-		t.cache.put(key, raw, t.ttl)
+		t.cache.put(key, raw, t.ttl, inv)
 	}
 	return out, nil
 }
@@ -95,7 +98,7 @@ func (t *cachedTool) key(inv tool.Invocation, args json.RawMessage) (string, err
 	return hashid.Hex(inv.AppName, t.Name(), string(canonical)), nil
 }
 
-func (c *ToolCache) get(key string) (json.RawMessage, bool) {
+func (c *ToolCache) get(key string, inv tool.Invocation) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
@@ -103,10 +106,29 @@ func (c *ToolCache) get(key string) (json.RawMessage, bool) {
 		delete(c.entries, key)
 		return nil, false
 	}
+	e.users[[2]string{inv.AppName, inv.UserID}] = true
 	return e.value, true
 }
 
-func (c *ToolCache) put(key string, value json.RawMessage, ttl time.Duration) {
+// Name names the cache in erasure receipts.
+func (c *ToolCache) Name() string { return "tool_cache" }
+
+// ForgetUser drops the entries a user's calls made or read, and says how
+// many: erasing a person.
+func (c *ToolCache) ForgetUser(app, user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for k, e := range c.entries {
+		if e.users[[2]string{app, user}] {
+			delete(c.entries, k)
+			n++
+		}
+	}
+	return n
+}
+
+func (c *ToolCache) put(key string, value json.RawMessage, ttl time.Duration, inv tool.Invocation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -123,5 +145,5 @@ func (c *ToolCache) put(key string, value json.RawMessage, ttl time.Duration) {
 			delete(c.entries, k)
 		}
 	}
-	c.entries[key] = cachedResult{value: value, expires: now.Add(ttl)}
+	c.entries[key] = cachedResult{value: value, expires: now.Add(ttl), users: map[[2]string]bool{{inv.AppName, inv.UserID}: true}}
 }

@@ -120,3 +120,34 @@ func toJSON(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
 }
+
+// Erasing a user drops the entries their calls made or read, which may
+// hold what they said in their arguments, and no other.
+func TestToolCacheForgetsAUser(t *testing.T) {
+	tools := mcpCounter(t)
+	cache := NewToolCache(nil)
+	lookup, err := cache.CacheTool(tools["lookup"], time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(user, args string) float64 {
+		out, err := lookup.Call(t.Context(), tool.Invocation{AppName: "app", UserID: user}, json.RawMessage(args))
+		return calls(t, out, err)
+	}
+	call("alice", `{"q":"my address is 12 Elm Street"}`) // made by alice
+	call("bob", `{"q":"my address is 12 Elm Street"}`)   // read by bob
+	carol := call("carol", `{"q":"weather"}`)
+	if n := cache.ForgetUser("app", "bob"); n != 1 {
+		t.Errorf("forgetting bob dropped %d entries, want the one he read", n)
+	}
+	if n := cache.ForgetUser("app", "bob"); n != 0 {
+		t.Errorf("forgetting bob again dropped %d", n)
+	}
+	if got := call("carol", `{"q":"weather"}`); got != carol {
+		t.Errorf("carol's entry was dropped: the tool ran again (%v calls, was %v)", got, carol)
+	}
+	before := call("alice", `{"q":"weather"}`)
+	if after := call("alice", `{"q":"my address is 12 Elm Street"}`); after <= before {
+		t.Errorf("the entry bob read is still served: %v calls, was %v", after, before)
+	}
+}

@@ -36,10 +36,13 @@ type Services struct {
 	Extractor *extract.Extractor
 	// Receipts keeps erasure receipts, beside the sessions.
 	Receipts erase.Receipts
-	Facts    *facts.Service
-	sql      *session.SQLService // closed before the databases
-	dbs      map[string]*gorm.DB
-	disks    map[string]string // what is written where on this machine, for Unready
+	// Caches are what erasure clears beside the stores: the server adds
+	// its agents' tool cache.
+	Caches []erase.Cache
+	Facts  *facts.Service
+	sql    *session.SQLService // closed before the databases
+	dbs    map[string]*gorm.DB
+	disks  map[string]string // what is written where on this machine, for Unready
 }
 
 // Open opens the databases and stores cfg describes.
@@ -356,7 +359,7 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 // progress in the receipts so that a crash half-way is finished at the
 // next start; from is the receipt of such an erasure, else nil.
 func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
-	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts}
+	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Caches: s.Caches}
 	if idx, ok := s.Index.(*index.Index); ok {
 		svcs.Index = idx
 	}

@@ -31,6 +31,15 @@ type Services struct {
 	Artifacts artifacts.Service
 	Facts     *facts.Service
 	Index     Index
+	// Caches hold what was derived from the user's conversations.
+	Caches []Cache
+}
+
+// Cache is an in-process cache that can drop what a user's activity put
+// in it (agent.ToolCache is one).
+type Cache interface {
+	Name() string
+	ForgetUser(app, user string) int
 }
 
 // Count is one store's part of a receipt.
@@ -174,6 +183,9 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		}
 		count(StoreFacts).Removed += n
 	}
+	for _, c := range svcs.Caches {
+		count(c.Name()).Removed += c.ForgetUser(appName, userID)
+	}
 	if err := progress(); err != nil {
 		return nil, err
 	}
@@ -209,6 +221,9 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		if count(StoreFacts).Left, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
 			return nil, err
 		}
+	}
+	for _, c := range svcs.Caches {
+		count(c.Name()).Left = c.ForgetUser(appName, userID)
 	}
 	if svcs.Index != nil {
 		c := count(StoreIndex)

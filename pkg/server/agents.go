@@ -19,13 +19,13 @@ import (
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
-// newRunners makes a runner for every configured agent.
 // newRunners makes the configured agents, connecting to their MCP servers;
 // it returns what closes those connections.
 func newRunners(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (map[string]*agent.Runner, []func() error, error) {
 	runners := map[string]*agent.Runner{}
 	var closers []func() error
 	cache := agent.NewToolCache(nil)
+	svcs.Caches = append(svcs.Caches, cache) // erasing a user clears what their calls cached
 	for name, a := range cfg.Agents {
 		l := cfg.LLMs[a.LLM]
 		client, err := llm.New(llm.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: os.Getenv(l.APIKeyEnv)})

@@ -43,7 +43,7 @@ func TestEraseUserOverHTTP(t *testing.T) {
 			Left    int    `json:"left"`
 		} `json:"stores"`
 	}
-	if json.Unmarshal(w.Body.Bytes(), &receipt); w.Code != 200 || !receipt.Verified || receipt.By != "app-a" || len(receipt.Stores) != 6 {
+	if json.Unmarshal(w.Body.Bytes(), &receipt); w.Code != 200 || !receipt.Verified || receipt.By != "app-a" || len(receipt.Stores) != 7 {
 		t.Fatalf("erase: %d %s", w.Code, w.Body)
 	}
 	if strings.Contains(w.Body.String(), "bees") {
