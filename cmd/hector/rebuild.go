@@ -146,31 +146,40 @@ func (p *progress) finish() {
 	}
 }
 
+// callServer sends one request to a running server, with the key in
+// $HECTOR_API_KEY, and decodes its JSON answer into out; an answer that is
+// not a success is an error with the server's message.
+func callServer(ctx context.Context, method, url string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key := os.Getenv("HECTOR_API_KEY"); key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("calling %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var failed struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&failed)
+		return fmt.Errorf("the server answered %s: %s", resp.Status, failed.Error.Message)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
 // rebuildOnServer asks a running server to rebuild and follows its progress.
 func rebuildOnServer(ctx context.Context, url, app, user string) error {
 	url = strings.TrimRight(url, "/")
 	body, _ := json.Marshal(map[string]string{"app": app, "user": user})
 	call := func(method string, body []byte) (map[string]any, error) {
-		req, err := http.NewRequestWithContext(ctx, method, url+"/v1/index:rebuild", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key := os.Getenv("HECTOR_API_KEY"); key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("calling %s: %w", url, err)
-		}
-		defer resp.Body.Close()
 		var out map[string]any
-		json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode >= 300 {
-			msg, _ := out["error"].(map[string]any)
-			return nil, fmt.Errorf("the server answered %s: %v", resp.Status, msg["message"])
-		}
-		return out, nil
+		return out, callServer(ctx, method, url+"/v1/index:rebuild", body, &out)
 	}
 	if _, err := call(http.MethodPost, body); err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -82,25 +81,6 @@ func eraseHere(ctx context.Context, cmd *cobra.Command, app, user string) (*eras
 
 func eraseOnServer(ctx context.Context, server, app, user string) (*erase.Receipt, error) {
 	u := strings.TrimRight(server, "/") + "/v1/apps/" + url.PathEscape(app) + "/users/" + url.PathEscape(user)
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if key := os.Getenv("HECTOR_API_KEY"); key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("calling %s: %w", server, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var out struct {
-			Error struct{ Message string } `json:"error"`
-		}
-		json.NewDecoder(resp.Body).Decode(&out)
-		return nil, fmt.Errorf("the server answered %s: %s", resp.Status, out.Error.Message)
-	}
 	var receipt erase.Receipt
-	return &receipt, json.NewDecoder(resp.Body).Decode(&receipt)
+	return &receipt, callServer(ctx, http.MethodDelete, u, nil, &receipt)
 }

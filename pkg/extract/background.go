@@ -158,12 +158,7 @@ func (x *Extractor) runPending(ctx context.Context, k sessionKey) {
 			}
 		}
 	}()
-	req := Request{AppName: k.app, UserID: k.user, SessionID: k.session}
-	after, err := x.lastExtracted(ctx, req)
-	if err == nil {
-		req.AfterSeq = after
-		_, err = x.Extract(ctx, req)
-	}
+	_, err := x.Extract(ctx, Request{AppName: k.app, UserID: k.user, SessionID: k.session, SinceLastRun: true})
 	if err != nil && ctx.Err() == nil {
 		x.cfg.Logger.Warn("extract: extracting in the background failed; the next run reads these turns again",
 			"app", k.app, "session", k.session, "error", err)
@@ -172,12 +167,8 @@ func (x *Extractor) runPending(ctx context.Context, k sessionKey) {
 
 // lastExtracted is the sequence number the session's last successful
 // extraction read up to (0 for none), from its audit event.
-func (x *Extractor) lastExtracted(ctx context.Context, req Request) (int64, error) {
-	resp, err := x.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: req.AppName, UserID: req.UserID, SessionID: req.SessionID})
-	if err != nil {
-		return 0, err
-	}
-	evs := resp.Session.Events()
+func lastExtracted(s session.Session) int64 {
+	evs := s.Events()
 	for i := evs.Len() - 1; i >= 0; i-- {
 		ev := evs.At(i)
 		if ev.Author != AuditAuthor {
@@ -187,11 +178,11 @@ func (x *Extractor) lastExtracted(ctx context.Context, req Request) (int64, erro
 		if record["operation"] == "extract" && record["outcome"] == "ok" {
 			switch n := record["to_seq"].(type) { // as stored, or as JSON read it back
 			case int64:
-				return n, nil
+				return n
 			case float64:
-				return int64(n), nil
+				return int64(n)
 			}
 		}
 	}
-	return 0, nil
+	return 0
 }

@@ -154,6 +154,9 @@ func (x *Extractor) Status() Status {
 type Request struct {
 	AppName, UserID, SessionID string
 	AfterSeq, ToSeq            int64
+	// SinceLastRun reads from where the session's last successful
+	// extraction got to, as its audit event says, instead of AfterSeq.
+	SinceLastRun bool
 }
 
 // Result is what one extraction did.
@@ -181,6 +184,9 @@ func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.SinceLastRun {
+		req.AfterSeq = lastExtracted(resp.Session)
+	}
 	if req.AfterSeq < 0 || req.ToSeq < 0 || req.ToSeq != 0 && req.ToSeq <= req.AfterSeq {
 		return nil, fmt.Errorf("%w: after_seq %d and to_seq %d do not make a range", errkind.InvalidArgument, req.AfterSeq, req.ToSeq)
 	}
@@ -202,10 +208,7 @@ func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	x.audit(ctx, resp.Session, out, err)
-	if err != nil {
-		return out, err
-	}
-	return out, nil
+	return out, err
 }
 
 // readable reports whether an event is a message of the conversation: a
@@ -229,14 +232,15 @@ func (x *Extractor) extractBatch(ctx context.Context, req Request, scope facts.S
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	answer, err := x.cfg.Model.Complete(ctx, prompt(batch, held))
+	asked := prompt(batch, held)
+	answer, err := x.cfg.Model.Complete(ctx, asked)
 	<-x.slots
 	if err != nil {
 		return fmt.Errorf("%w: extraction: asking %s: %w", errkind.Unavailable, x.cfg.Model.Model(), err)
 	}
 	tokens := answer.Usage.Total()
 	if tokens == 0 { // the server did not say: count what was sent and received
-		tokens = estimateTokens(prompt(batch, held), answer.Content)
+		tokens = estimateTokens(asked, answer.Content)
 	}
 	x.budget.spend(req.AppName, tokens, x.cfg.Clock())
 	out.Calls++

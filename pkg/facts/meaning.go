@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -129,6 +130,9 @@ func (s *Service) Search(ctx context.Context, scope Scope, query string, limit i
 	if err != nil {
 		return nil, err
 	}
+	if len(recs) == 0 { // nothing to embed the query for
+		return nil, nil
+	}
 	if held, err = s.facts(recs); err != nil {
 		return nil, err
 	}
@@ -167,13 +171,7 @@ func (s *Service) Search(ctx context.Context, scope Scope, query string, limit i
 		out = append(out, Match{Fact: f, Score: score})
 	}
 	slices.SortStableFunc(out, func(a, b Match) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return b.ValidFrom.Compare(a.ValidFrom)
+		return cmp.Or(cmp.Compare(b.Score, a.Score), b.ValidFrom.Compare(a.ValidFrom))
 	})
 	return out[:min(limit, len(out))], nil
 }

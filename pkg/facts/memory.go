@@ -72,12 +72,22 @@ func (m *memoryStorage) replace(ctx context.Context, prev *record, next record) 
 	return nil
 }
 
+// stillCurrent returns prev's key's current version if it is prev, for a
+// change to make to it; callers hold mu.
+func (m *memoryStorage) stillCurrent(prev record) (*record, error) {
+	cur := m.currentOf(prev.Scope, prev.Key)
+	if cur == nil || cur.ID != prev.ID {
+		return nil, errMoved
+	}
+	return cur, nil
+}
+
 func (m *memoryStorage) end(ctx context.Context, prev record, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur := m.currentOf(prev.Scope, prev.Key)
-	if cur == nil || cur.ID != prev.ID {
-		return errMoved
+	cur, err := m.stillCurrent(prev)
+	if err != nil {
+		return err
 	}
 	cur.ValidTo = at
 	return nil
@@ -86,9 +96,9 @@ func (m *memoryStorage) end(ctx context.Context, prev record, at time.Time) erro
 func (m *memoryStorage) extend(ctx context.Context, prev record, expires time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur := m.currentOf(prev.Scope, prev.Key)
-	if cur == nil || cur.ID != prev.ID {
-		return errMoved
+	cur, err := m.stillCurrent(prev)
+	if err != nil {
+		return err
 	}
 	lengthen(m.facts[prev.Scope.String()][prev.Key], expires)
 	cur.ExpiresAt = expires
@@ -198,13 +208,9 @@ func (m *memoryStorage) removeUser(ctx context.Context, app, user string) (int, 
 	defer m.mu.Unlock()
 	n := 0
 	for scope, keys := range m.facts {
-		for _, vs := range keys {
-			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
-				n += len(vs)
-			}
-		}
 		for k, vs := range keys {
-			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
+			if ownedBy(vs[0].Scope, app, user) {
+				n += len(vs)
 				delete(keys, k)
 			}
 		}
@@ -215,13 +221,19 @@ func (m *memoryStorage) removeUser(ctx context.Context, app, user string) (int, 
 	return n, nil
 }
 
+// ownedBy reports whether a scope is a user's: theirs or one of their
+// sessions' (an app's scope is every user's).
+func ownedBy(s Scope, app, user string) bool {
+	return s.App == app && s.User == user && s.Kind != ScopeApp
+}
+
 func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []record
 	for _, keys := range m.facts {
 		for _, vs := range keys {
-			if s := vs[0].Scope; s.App == app && s.User == user && s.Kind != ScopeApp {
+			if ownedBy(vs[0].Scope, app, user) {
 				for _, r := range vs {
 					out = append(out, clone(r))
 				}
@@ -232,17 +244,17 @@ func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]r
 	return out, nil
 }
 
-// byScopeKeyTime orders versions by scope, key, then validity.
+// byScopeKeyTime orders versions by scope, key, then validity: of two
+// that began at once, the one that ended first.
 func byScopeKeyTime(a, b record) int {
-	return cmp.Or(strings.Compare(a.Scope.String(), b.Scope.String()), strings.Compare(a.Key, b.Key), a.ValidFrom.Compare(b.ValidFrom),
-		cmp.Compare(boolInt(!a.current()), boolInt(!b.current()))*-1)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
+	rank := func(r record) int {
+		if r.current() {
+			return 1
+		}
+		return 0
 	}
-	return 0
+	return cmp.Or(strings.Compare(a.Scope.String(), b.Scope.String()), strings.Compare(a.Key, b.Key), a.ValidFrom.Compare(b.ValidFrom),
+		cmp.Compare(rank(a), rank(b)))
 }
 
 func (m *memoryStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {

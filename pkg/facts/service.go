@@ -27,7 +27,7 @@ type Service struct {
 	sealer   *sealer
 	policy   Policy
 	now      func() time.Time
-	embedder embed.Embedder // for deduplication; nil: by words alone
+	embedder embed.Embedder // for deduplication and search by meaning; nil: by words alone
 	sigKey   []byte         // keys the dedup signatures
 	// writes are serialised so a scope's budget check and its write agree
 	writeMu sync.Mutex
@@ -41,7 +41,7 @@ func WithPolicy(p Policy) Option { return func(s *Service) { s.policy = p } }
 
 // WithEmbedder lets a fact written under a new key be recognised as one
 // the scope holds in other words, by meaning as well as by words (see
-// sameFact). Its threshold was chosen with the built-in sentence encoder
+// sameFact), and Search find facts by meaning. Its threshold was chosen with the built-in sentence encoder
 // (use.New), which is what e should be.
 func WithEmbedder(e embed.Embedder) Option { return func(s *Service) { s.embedder = e } }
 

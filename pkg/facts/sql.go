@@ -153,6 +153,18 @@ func (row *versionRow) record() record {
 	return r
 }
 
+// records are the records of rows: the past versions, then the current.
+func records(cur []factRow, past []versionRow) []record {
+	out := make([]record, 0, len(cur)+len(past))
+	for i := range past {
+		out = append(out, past[i].record())
+	}
+	for i := range cur {
+		out = append(out, cur[i].record())
+	}
+	return out
+}
+
 func (q *sqlStorage) get(ctx context.Context, s Scope, key string, now time.Time) (*record, error) {
 	var row factRow
 	err := keyWhere(q.db.WithContext(ctx), s, key).Where("expires_ns > ?", now.UnixNano()).Take(&row).Error
@@ -244,18 +256,11 @@ func (q *sqlStorage) versions(ctx context.Context, s Scope, key string) ([]recor
 	if err := keyWhere(q.db.WithContext(ctx), s, key).Order("valid_from_ns, valid_to_ns").Find(&past).Error; err != nil {
 		return nil, err
 	}
-	var out []record
-	for i := range past {
-		out = append(out, past[i].record())
-	}
 	var cur []factRow
 	if err := keyWhere(q.db.WithContext(ctx), s, key).Find(&cur).Error; err != nil {
 		return nil, err
 	}
-	for i := range cur {
-		out = append(out, cur[i].record())
-	}
-	return out, nil
+	return records(cur, past), nil
 }
 
 // likePrefix escapes LIKE's wildcards in a key prefix.
@@ -281,11 +286,7 @@ func (q *sqlStorage) list(ctx context.Context, s Scope, prefix, category string,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]record, len(rows))
-	for i := range rows {
-		out[i] = rows[i].record()
-	}
-	return out, nil
+	return records(rows, nil), nil
 }
 
 func (q *sqlStorage) listAt(ctx context.Context, s Scope, prefix, category string, t time.Time) ([]record, error) {
@@ -301,13 +302,7 @@ func (q *sqlStorage) listAt(ctx context.Context, s Scope, prefix, category strin
 	if err != nil {
 		return nil, err
 	}
-	out := make([]record, 0, len(cur)+len(past))
-	for i := range cur {
-		out = append(out, cur[i].record())
-	}
-	for i := range past {
-		out = append(out, past[i].record())
-	}
+	out := records(cur, past)
 	sortNewestFirst(out)
 	return out, nil
 }
@@ -376,11 +371,7 @@ func (q *sqlStorage) similar(ctx context.Context, s Scope, contentSig, entitySig
 	if err := tx.Find(&rows).Error; err != nil {
 		return nil, err
 	}
-	out := make([]record, len(rows))
-	for i := range rows {
-		out[i] = rows[i].record()
-	}
-	return out, nil
+	return records(rows, nil), nil
 }
 
 func (q *sqlStorage) unsigned(ctx context.Context) ([]record, error) {
@@ -388,11 +379,7 @@ func (q *sqlStorage) unsigned(ctx context.Context) ([]record, error) {
 	if err := q.db.WithContext(ctx).Where("content_sig = ''").Find(&rows).Error; err != nil {
 		return nil, err
 	}
-	out := make([]record, len(rows))
-	for i := range rows {
-		out[i] = rows[i].record()
-	}
-	return out, nil
+	return records(rows, nil), nil
 }
 
 func (q *sqlStorage) sign(ctx context.Context, r record) error {
@@ -429,13 +416,7 @@ func (q *sqlStorage) userVersions(ctx context.Context, app, user string) ([]reco
 	if err := where().Find(&cur).Error; err != nil {
 		return nil, err
 	}
-	out := make([]record, 0, len(past)+len(cur))
-	for i := range past {
-		out = append(out, past[i].record())
-	}
-	for i := range cur {
-		out = append(out, cur[i].record())
-	}
+	out := records(cur, past)
 	slices.SortStableFunc(out, byScopeKeyTime)
 	return out, nil
 }
