@@ -360,6 +360,19 @@ type GatewaySearch struct {
 	UserKey        string   `json:"user_key"`
 }
 
+// ImportSummary defines model for ImportSummary.
+type ImportSummary struct {
+	ArtifactVersions *int `json:"artifact_versions,omitempty"`
+	Events           *int `json:"events,omitempty"`
+	FactVersions     *int `json:"fact_versions,omitempty"`
+	From             *struct {
+		AppName *string `json:"app_name,omitempty"`
+		UserId  *string `json:"user_id,omitempty"`
+	} `json:"from,omitempty"`
+	Sessions      *int `json:"sessions,omitempty"`
+	UserStateKeys *int `json:"user_state_keys,omitempty"`
+}
+
 // IndexStatus defines model for IndexStatus.
 type IndexStatus struct {
 	Error     *string        `json:"error,omitempty"`
@@ -865,6 +878,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts:summary (the `SummarizeFacts` operationId).
 	SummarizeFacts(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportUserWithBody Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/import (the `ImportUser` operationId).
+	ImportUserWithBody(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SearchMemoryWithBody Search the user's past conversations
 	//
@@ -1509,6 +1529,23 @@ func (c *Client) InvalidateFact(ctx context.Context, app string, user string, bo
 // Corresponds with GET /v1/apps/{app}/users/{user}/facts:summary (the `SummarizeFacts` operationId).
 func (c *Client) SummarizeFacts(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSummarizeFactsRequest(c.Server, app, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportUserWithBody Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/import (the `ImportUser` operationId).
+func (c *Client) ImportUserWithBody(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportUserRequestWithBody(c.Server, app, user, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3034,6 +3071,49 @@ func NewSummarizeFactsRequest(server string, app string, user string) (*http.Req
 	return req, nil
 }
 
+// NewImportUserRequestWithBody constructs an http.Request for the ImportUser method, with any body, and a specified content type
+func NewImportUserRequestWithBody(server string, app string, user string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/import", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSearchMemoryRequest calls the generic SearchMemory builder with application/json body
 func NewSearchMemoryRequest(server string, app string, user string, body SearchMemoryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4399,6 +4479,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/facts:summary (the `SummarizeFacts` operationId).
 	SummarizeFactsWithResponse(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*SummarizeFactsResponse, error)
+
+	// ImportUserWithBodyWithResponse Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/apps/{app}/users/{user}/import (the `ImportUser` operationId).
+	ImportUserWithBodyWithResponse(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportUserResponse, error)
 
 	// SearchMemoryWithBodyWithResponse Search the user's past conversations
 	//
@@ -6760,6 +6847,103 @@ func (r SummarizeFactsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SummarizeFactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ImportUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ImportSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ImportUserResponse) GetJSON201() *ImportSummary {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportUserResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportUserResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportUserResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ImportUserResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ImportUserResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportUserResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportUserResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportUserResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9221,6 +9405,19 @@ func (c *ClientWithResponses) SummarizeFactsWithResponse(ctx context.Context, ap
 	return ParseSummarizeFactsResponse(rsp)
 }
 
+// ImportUserWithBodyWithResponse Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/apps/{app}/users/{user}/import (the `ImportUser` operationId).
+func (c *ClientWithResponses) ImportUserWithBodyWithResponse(ctx context.Context, app string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportUserResponse, error) {
+	rsp, err := c.ImportUserWithBody(ctx, app, user, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportUserResponse(rsp)
+}
+
 // SearchMemoryWithBodyWithResponse Search the user's past conversations
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11365,6 +11562,88 @@ func ParseSummarizeFactsResponse(rsp *http.Response) (*SummarizeFactsResponse, e
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseImportUserResponse parses an HTTP response from a ImportUserWithResponse call
+func ParseImportUserResponse(rsp *http.Response) (*ImportUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ImportSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error

@@ -150,27 +150,41 @@ func (p *progress) finish() {
 // $HECTOR_API_KEY, and decodes its JSON answer into out; an answer that is
 // not a success is an error with the server's message.
 func callServer(ctx context.Context, method, url string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	resp, err := sendToServer(ctx, method, url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// sendToServer makes a request with the key in $HECTOR_API_KEY and returns
+// the response of a success, whose body the caller closes; a failure is
+// the server's message.
+func sendToServer(ctx context.Context, method, url, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	if key := os.Getenv("HECTOR_API_KEY"); key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("calling %s: %w", url, err)
+		return nil, fmt.Errorf("calling %s: %w", url, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
 		var failed struct {
 			Error struct{ Message string } `json:"error"`
 		}
 		json.NewDecoder(resp.Body).Decode(&failed)
-		return fmt.Errorf("the server answered %s: %s", resp.Status, failed.Error.Message)
+		return nil, fmt.Errorf("the server answered %s: %s", resp.Status, failed.Error.Message)
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return resp, nil
 }
 
 // rebuildOnServer asks a running server to rebuild and follows its progress.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -15,11 +17,12 @@ import (
 
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/erase"
+	"github.com/hectormem/hector/pkg/userarchive"
 )
 
 func userCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Act on one user's memory"}
-	var app, user, serverURL string
+	var f userFlags
 	eraseCmd := &cobra.Command{
 		Use:   "erase",
 		Short: "Erase a user everywhere: --app A --user U",
@@ -31,17 +34,17 @@ left; it is kept beside the sessions (GET /v1/apps/A/users/U/erasure).
 With a running server, ask it with --server URL (an app's or admin key in $HECTOR_API_KEY);
 otherwise the stores of the configuration are opened here.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if app == "" || user == "" {
-				return errors.New("say whom to erase: --app A --user U")
+			if err := f.check("erase"); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			var receipt *erase.Receipt
 			var err error
-			if serverURL != "" {
-				receipt, err = eraseOnServer(ctx, serverURL, app, user)
+			if f.server != "" {
+				receipt, err = eraseOnServer(ctx, f.userURL(""))
 			} else {
-				receipt, err = eraseHere(ctx, cmd, app, user)
+				receipt, err = eraseHere(ctx, cmd, f.app, f.user)
 			}
 			if err != nil {
 				return err
@@ -54,33 +57,196 @@ otherwise the stores of the configuration are opened here.`,
 			return nil
 		},
 	}
-	eraseCmd.Flags().StringVar(&app, "app", "", "the user's app")
-	eraseCmd.Flags().StringVar(&user, "user", "", "the user to erase")
-	eraseCmd.Flags().StringVar(&serverURL, "server", "", "ask the server at this URL (key in $HECTOR_API_KEY)")
-	cmd.AddCommand(eraseCmd)
+	f.add(eraseCmd, "erase")
+	cmd.AddCommand(eraseCmd, exportCommand(), importCommand())
 	return cmd
 }
 
-func eraseHere(ctx context.Context, cmd *cobra.Command, app, user string) (*erase.Receipt, error) {
+// userFlags are the flags every user command takes.
+type userFlags struct{ app, user, server string }
+
+func (f *userFlags) add(cmd *cobra.Command, verb string) {
+	cmd.Flags().StringVar(&f.app, "app", "", "the user's app")
+	cmd.Flags().StringVar(&f.user, "user", "", "the user to "+verb)
+	cmd.Flags().StringVar(&f.server, "server", "", "ask the server at this URL (key in $HECTOR_API_KEY)")
+}
+
+func (f *userFlags) check(verb string) error {
+	if f.app == "" || f.user == "" {
+		return fmt.Errorf("say whom to %s: --app A --user U", verb)
+	}
+	return nil
+}
+
+// userURL is the server's URL of the user, with suffix.
+func (f *userFlags) userURL(suffix string) string {
+	return strings.TrimRight(f.server, "/") + "/v1/apps/" + url.PathEscape(f.app) + "/users/" + url.PathEscape(f.user) + suffix
+}
+
+// openHere opens the configuration's stores in this process.
+func openHere(ctx context.Context, cmd *cobra.Command, command string) (*config.Services, func(), error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	release, err := lockDataDir(cfg, "hector user erase")
+	release, err := lockDataDir(cfg, command)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer release()
 	svcs, err := config.Open(ctx, cfg, newLogger())
 	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return svcs, func() { svcs.Close(); release() }, nil
+}
+
+func archiveServices(svcs *config.Services) userarchive.Services {
+	return userarchive.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index}
+}
+
+func exportCommand() *cobra.Command {
+	var f userFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write everything held about a user as a tar archive: --app A --user U -o FILE",
+		Long: `Write everything Hector holds about one user as one tar archive: user.jsonl (their
+user: state, every version of their facts, their artifacts' descriptions), then each session
+(sessions/N.jsonl: the session, then its events in order) and each artifact version's content.
+` + "`hector user import`" + ` restores it, here or in another deployment.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check("export"); err != nil {
+				return err
+			}
+			if output == "" {
+				return errors.New("say where to write the archive: -o FILE (or -o - for standard output)")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			out, done, err := createOutput(output)
+			if err != nil {
+				return err
+			}
+			if f.server != "" {
+				err = exportFromServer(ctx, f.userURL("/export"), out)
+			} else {
+				err = exportHere(ctx, cmd, f.app, f.user, out)
+			}
+			return done(err)
+		},
+	}
+	f.add(cmd, "export")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "the archive to write (- for standard output)")
+	return cmd
+}
+
+// createOutput opens where an archive goes; done closes it, and removes a
+// file left incomplete by err.
+func createOutput(name string) (io.Writer, func(error) error, error) {
+	if name == "-" {
+		return os.Stdout, func(err error) error { return err }, nil
+	}
+	file, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (the archive is never written over an existing file)", err)
+	}
+	return file, func(err error) error {
+		if err = errors.Join(err, file.Close()); err != nil {
+			os.Remove(name)
+		}
+		return err
+	}, nil
+}
+
+func exportHere(ctx context.Context, cmd *cobra.Command, app, user string, out io.Writer) error {
+	svcs, closeAll, err := openHere(ctx, cmd, "hector user export")
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	return userarchive.Write(ctx, out, archiveServices(svcs), app, user)
+}
+
+func exportFromServer(ctx context.Context, u string, out io.Writer) error {
+	resp, err := sendToServer(ctx, http.MethodGet, u, "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		return fmt.Errorf("the archive was cut short: %w", err)
+	}
+	return nil
+}
+
+func importCommand() *cobra.Command {
+	var f userFlags
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Restore a user from an archive of hector user export: --app A --user U FILE",
+		Long: `Restore a user from an archive written by ` + "`hector user export`" + ` or GET …/users/{user}/export,
+maybe in another deployment or under another user ID. The user must hold nothing yet.
+Sessions keep their IDs, events, state and order; facts every version; artifacts every version.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check("import"); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			file, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			var sum *userarchive.Summary
+			if f.server != "" {
+				sum = new(userarchive.Summary)
+				err = importOnServer(ctx, f.userURL("/import"), file, sum)
+			} else {
+				sum, err = importHere(ctx, cmd, f.app, f.user, file)
+			}
+			if err != nil {
+				return err
+			}
+			out, _ := json.MarshalIndent(sum, "", "  ")
+			fmt.Println(string(out))
+			return nil
+		},
+	}
+	f.add(cmd, "import")
+	return cmd
+}
+
+func importHere(ctx context.Context, cmd *cobra.Command, app, user string, archive io.Reader) (*userarchive.Summary, error) {
+	svcs, closeAll, err := openHere(ctx, cmd, "hector user import")
+	if err != nil {
 		return nil, err
 	}
-	defer svcs.Close()
+	defer closeAll()
+	return userarchive.Restore(ctx, archive, archiveServices(svcs), app, user)
+}
+
+func importOnServer(ctx context.Context, u string, archive io.Reader, sum *userarchive.Summary) error {
+	resp, err := sendToServer(ctx, http.MethodPost, u, "application/x-tar", archive)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(sum)
+}
+
+func eraseHere(ctx context.Context, cmd *cobra.Command, app, user string) (*erase.Receipt, error) {
+	svcs, closeAll, err := openHere(ctx, cmd, "hector user erase")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
 	return svcs.Erase(ctx, app, user, "cli", nil)
 }
 
-func eraseOnServer(ctx context.Context, server, app, user string) (*erase.Receipt, error) {
-	u := strings.TrimRight(server, "/") + "/v1/apps/" + url.PathEscape(app) + "/users/" + url.PathEscape(user)
+func eraseOnServer(ctx context.Context, u string) (*erase.Receipt, error) {
 	var receipt erase.Receipt
 	return &receipt, callServer(ctx, http.MethodDelete, u, nil, &receipt)
 }

@@ -51,6 +51,17 @@ type SaveRequest struct {
 	MimeType string
 	Metadata map[string]any
 	Body     io.Reader
+	// CreatedAt is the version's creation time; zero is now. Restoring an
+	// export sets it to the time the version was first saved.
+	CreatedAt time.Time
+}
+
+// createdAt is when the version saved by r was created.
+func (r *SaveRequest) createdAt() time.Time {
+	if r.CreatedAt.IsZero() {
+		return time.Now().UTC()
+	}
+	return r.CreatedAt.UTC()
 }
 
 // Service stores artifacts. Content streams in and out, so a large artifact

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // fsStore keeps artifacts in a directory:
@@ -142,7 +141,7 @@ func (s *fsStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	for errors.Is(os.Link(blob, versionFile(dir, info.Version, ".data")), fs.ErrExist) {
 		info.Version++ // left over from a crash: skip the number
 	}
-	info.CreatedAt = time.Now().UTC()
+	info.CreatedAt = req.createdAt()
 	desc, err := s.writeTemp(func(w io.Writer) error { return json.NewEncoder(w).Encode(info) })
 	if err == nil {
 		defer os.Remove(desc)

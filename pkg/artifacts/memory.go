@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hectormem/hector/pkg/state"
 )
@@ -50,7 +49,7 @@ func (m *memoryStore) Save(ctx context.Context, req *SaveRequest) (*Info, error)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	info := Info{Name: req.Name, Version: int64(len(m.versions[key]) + 1), MimeType: c.mimeType, Size: c.size,
-		SHA256: c.digest(), CreatedAt: time.Now().UTC(), Metadata: metadata}
+		SHA256: c.digest(), CreatedAt: req.createdAt(), Metadata: metadata}
 	m.versions[key] = append(m.versions[key], memVersion{info: info, data: data})
 	return copyInfo(info), nil
 }

@@ -81,7 +81,7 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 		return nil, err
 	}
 	row := versionRow{AppName: o.app, UserID: o.user, SessionID: o.session, Name: req.Name, BlobID: blobID,
-		MimeType: c.mimeType, Size: c.size, SHA256: c.digest(), CreatedNs: time.Now().UnixNano(), Metadata: meta}
+		MimeType: c.mimeType, Size: c.size, SHA256: c.digest(), CreatedNs: req.createdAt().UnixNano(), Metadata: meta}
 	for attempt := 1; ; attempt++ {
 		// One statement picks the next version and claims it; two savers that
 		// pick the same one collide on the primary key and the loser retries.

@@ -227,6 +227,22 @@ func ownedBy(s Scope, app, user string) bool {
 	return s.App == app && s.User == user && s.Kind != ScopeApp
 }
 
+func (m *memoryStorage) restore(ctx context.Context, recs []record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs = slices.Clone(recs)
+	slices.SortStableFunc(recs, byScopeKeyTime) // a key's current version last
+	for _, r := range recs {
+		keys := m.facts[r.Scope.String()]
+		if keys == nil {
+			keys = map[string][]record{}
+			m.facts[r.Scope.String()] = keys
+		}
+		keys[r.Key] = append(keys[r.Key], clone(r))
+	}
+	return nil
+}
+
 func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

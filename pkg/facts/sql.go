@@ -404,6 +404,21 @@ func (q *sqlStorage) removeUser(ctx context.Context, app, user string) (int, err
 	return n, err
 }
 
+func (q *sqlStorage) restore(ctx context.Context, recs []record) error {
+	return q.write(ctx, func(tx *gorm.DB) error {
+		for _, r := range recs {
+			var row any = pointer(pastRow(r))
+			if r.current() {
+				row = pointer(currentRow(r))
+			}
+			if err := tx.Create(row).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (q *sqlStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
 	where := func() *gorm.DB {
 		return q.db.WithContext(ctx).Where("app_name = ? AND user_id = ? AND scope_kind <> ?", app, user, ScopeApp)

@@ -86,6 +86,9 @@ type storage interface {
 	// userVersions returns every version of every fact of one user, theirs
 	// and their sessions', by scope and key, oldest first.
 	userVersions(ctx context.Context, app, user string) ([]record, error)
+	// restore writes versions as they are, current ones as current and the
+	// others into the history, in one transaction.
+	restore(ctx context.Context, recs []record) error
 	// similar returns the current versions live at now with this content
 	// signature, or this entity signature when it is not "".
 	similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error)

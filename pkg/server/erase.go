@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/hectormem/hector/pkg/export"
+	"github.com/hectormem/hector/pkg/userarchive"
 )
 
 // eraseUser forgets the path's user in every store and keeps the receipt
@@ -47,10 +47,23 @@ func (s *Server) exportUser(w http.ResponseWriter, r *http.Request) error {
 	app, user := r.PathValue("app"), r.PathValue("user")
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Content-Disposition", `attachment; filename="hector-export.tar"`)
-	svcs := export.Services{Sessions: s.svcs.Sessions, Artifacts: s.svcs.Artifacts, Facts: s.svcs.Facts}
-	if err := export.Write(r.Context(), w, svcs, app, user); err != nil {
+	if err := userarchive.Write(r.Context(), w, s.archiveServices(), app, user); err != nil {
 		s.logger.Error("export failed part-way; the connection is dropped", "app", app, "error", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// importUser restores the path's user from the archive in the body.
+func (s *Server) importUser(w http.ResponseWriter, r *http.Request) error {
+	sum, err := userarchive.Restore(r.Context(), r.Body, s.archiveServices(), r.PathValue("app"), r.PathValue("user"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, sum)
+	return nil
+}
+
+func (s *Server) archiveServices() userarchive.Services {
+	return userarchive.Services{Sessions: s.svcs.Sessions, Artifacts: s.svcs.Artifacts, Facts: s.svcs.Facts, Index: s.svcs.Index}
 }

@@ -46,6 +46,9 @@ type route struct {
 	request      string   // OpenAPI schema name of the body, if any
 	response     string   // OpenAPI schema name of the 2xx body
 	status       int      // success status
+	// stream: the body is streamed into stores that bound what they keep,
+	// rather than bounded by server.limits.max_body_mb.
+	stream bool
 }
 
 // Server serves Hector's API over the configured stores.
@@ -202,7 +205,7 @@ func (s *Server) wrap(rt route) http.Handler {
 			writeError(rec, toAPIError(err))
 			return
 		}
-		if rt.method != http.MethodPut { // artifact uploads are bounded by the artifact limit instead
+		if !rt.stream {
 			r.Body = http.MaxBytesReader(rec, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
 		}
 		if err := rt.handle(rec, r); err != nil {
@@ -339,13 +342,14 @@ func (s *Server) table() []route {
 		{method: "PATCH", name: "updateUserState", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "State", response: "State", status: 200},
 
 		{method: "GET", name: "listArtifacts", path: userPath + "/sessions/{id}/artifacts", summary: "List artifacts", scope: scopeUser, handle: s.listArtifacts, response: "ArtifactList", status: 200},
-		{method: "PUT", name: "saveArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201},
+		{method: "PUT", name: "saveArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201, stream: true},
 		{method: "GET", name: "loadArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Load the latest version, or ?version=N", scope: scopeUser, handle: s.getArtifact, query: []string{"version"}, response: "Content", status: 200},
 		{method: "GET", name: "listArtifactVersions", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
 		{method: "DELETE", name: "deleteArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
 		{method: "DELETE", name: "eraseUser", path: userPath, summary: "Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)", scope: s.eraseScope(), handle: s.eraseUser, response: "ErasureReceipt", status: 200},
 		{method: "GET", name: "exportUser", path: userPath + "/export", summary: "Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)", scope: scopeUser, handle: s.exportUser, response: "Content", status: 200},
+		{method: "POST", name: "importUser", path: userPath + "/import", summary: "Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)", scope: scopeApp, handle: s.importUser, request: "Content", response: "ImportSummary", status: 201, stream: true},
 		{method: "GET", name: "getErasureReceipt", path: userPath + "/erasure", summary: "The receipt of the user's latest erasure", scope: scopeApp, handle: s.erasureReceipt, response: "ErasureReceipt", status: 200},
 		{method: "POST", name: "storeFact", path: userPath + "/facts", summary: "Store a fact (the same key again supersedes its value, which stays in its history)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
 		{method: "GET", name: "listFacts", path: userPath + "/facts", summary: "List live facts, newest first; as_of lists those that held then", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category", "as_of"}, response: "FactList", status: 200},

@@ -648,7 +648,8 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		if events, err = t.events(nil, "SELECT "+eventColumns+" FROM events WHERE feed_cursor > ? AND feed_cursor <= ? ORDER BY feed_cursor LIMIT ?", req.After, bound, limit); err != nil {
 			return err
 		}
-		rows, err := t.query("SELECT feed_cursor, app_name, user_id, session_id FROM session_tombstones WHERE feed_cursor > ? AND feed_cursor <= ? ORDER BY feed_cursor LIMIT ?", req.After, bound, limit)
+		// A blank tombstone (see EraseTombstones) is not a change: it only holds SQLite's cursors up.
+		rows, err := t.query("SELECT feed_cursor, app_name, user_id, session_id FROM session_tombstones WHERE feed_cursor > ? AND feed_cursor <= ? AND app_name <> '' ORDER BY feed_cursor LIMIT ?", req.After, bound, limit)
 		if err != nil {
 			return err
 		}
@@ -664,7 +665,7 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 			return err
 		}
 		_, err = t.scanRow("SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events WHERE feed_cursor <= ?"+
-			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ?) AS highest", []any{bound, bound}, &head)
+			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ? AND app_name <> '') AS highest", []any{bound, bound}, &head)
 		return err
 	})
 	if err != nil {

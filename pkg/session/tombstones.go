@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"gorm.io/gorm"
+
 	"github.com/hectormem/hector/internal/writelock"
 )
 
@@ -18,10 +20,28 @@ type TombstoneEraser interface {
 	EraseTombstones(ctx context.Context, appName, userID string) (int, error)
 }
 
+// EraseTombstones removes the user's tombstones but the newest, which it
+// keeps with its names blanked: SQLite hands out the cursor after the
+// highest in the feed, and a cursor handed out again would be one that
+// readers have passed, so what was appended with it would never reach
+// the index. Readers never see a blank tombstone; it says nothing.
 func (s *SQLService) EraseTombstones(ctx context.Context, appName, userID string) (int, error) {
 	defer writelock.Hold(s.db)()
-	res := s.db.WithContext(ctx).Where("app_name = ? AND user_id = ?", appName, userID).Delete(&tombstoneRow{})
-	return int(res.RowsAffected), res.Error
+	n := 0
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var newest int64
+		mine := func() *gorm.DB { return tx.Model(&tombstoneRow{}).Where("app_name = ? AND user_id = ?", appName, userID) }
+		if err := mine().Select("coalesce(max(feed_cursor), 0)").Scan(&newest).Error; err != nil || newest == 0 {
+			return err
+		}
+		res := mine().Where("feed_cursor < ?", newest).Delete(&tombstoneRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		n = int(res.RowsAffected) + 1
+		return tx.Model(&tombstoneRow{}).Where("feed_cursor = ?", newest).Updates(map[string]any{"app_name": "", "user_id": "", "session_id": ""}).Error
+	})
+	return n, err
 }
 
 func (m *inMemoryService) EraseTombstones(ctx context.Context, appName, userID string) (int, error) {

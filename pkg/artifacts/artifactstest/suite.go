@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore Factory) {
 	}{
 		{"SaveAndOpen", testSaveAndOpen},
 		{"Versions", testVersions},
+		{"CreatedAtKept", testCreatedAtKept},
 		{"LargeAndEmptyContent", testLargeAndEmptyContent},
 		{"MimeDetection", testMimeDetection},
 		{"Scopes", testScopes},
@@ -149,6 +150,23 @@ func testVersions(t *testing.T, newStore Factory) {
 	wantErr(t, "Open of a missing name", err, artifacts.ErrNotFound)
 	_, err = s.Versions(t.Context(), ref("s1", "nothing.txt"))
 	wantErr(t, "Versions of a missing name", err, artifacts.ErrNotFound)
+}
+
+// testCreatedAtKept: a version saved with its creation time (restoring an
+// export) keeps it, to the nanosecond.
+func testCreatedAtKept(t *testing.T, newStore Factory) {
+	s := newStore(t)
+	at := time.Date(2023, 5, 6, 7, 8, 9, 123456789, time.FixedZone("CEST", 2*3600))
+	info, err := s.Save(t.Context(), &artifacts.SaveRequest{Ref: ref("s1", "old.txt"), Body: strings.NewReader("old"), CreatedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := open(t, s, ref("s1", "old.txt"), 1)
+	for _, v := range []*artifacts.Info{info, got} {
+		if !v.CreatedAt.Equal(at) || v.CreatedAt.Location() != time.UTC {
+			t.Errorf("created at %s, want %s in UTC", v.CreatedAt, at)
+		}
+	}
 }
 
 func testLargeAndEmptyContent(t *testing.T, newStore Factory) {

@@ -64,6 +64,7 @@ func Run(t *testing.T, newService Factory) {
 			tc.fn(t, newService(t, facts.WithClock(clock.Now)), clock)
 		})
 	}
+	t.Run("Restore", func(t *testing.T) { testRestore(t, newService) })
 }
 
 func store(t *testing.T, svc *facts.Service, scope facts.Scope, key, value, category string) *facts.Fact {

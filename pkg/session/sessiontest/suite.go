@@ -56,6 +56,8 @@ func Run(t *testing.T, newService Factory) {
 		{"ConcurrentUserState", testConcurrentUserState},
 		{"AppendBatch", testAppendBatch},
 		{"ConcurrentBatches", testConcurrentBatches},
+		{"Restore", testRestore},
+		{"ErasedTombstones", testErasedTombstones},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newService(t)) })

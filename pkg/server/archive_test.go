@@ -1,0 +1,347 @@
+package server
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/facts"
+)
+
+// withSQLArtifacts keeps artifacts in the server's database.
+func withSQLArtifacts(c *config.Config) {
+	c.Server.Artifacts = config.Artifacts{Backend: "sql", Database: "main", MaxSizeMB: 1}
+}
+
+// fillAlice gives alice (and bob, who must not travel with her) what a
+// user of a few months has: sessions with events that carry state
+// deltas and tool calls, user: state, facts with history, an invalidated
+// fact and a session's fact, artifacts with versions and metadata, hers
+// and her sessions'.
+func fillAlice(t *testing.T, s *Server) {
+	u := "/v1/apps/a/users/alice"
+	ok := func(w *httptest.ResponseRecorder) {
+		t.Helper()
+		if w.Code >= 300 {
+			t.Fatalf("filling: %d %s", w.Code, w.Body)
+		}
+	}
+	for i, id := range []string{"trip", "work", "empty"} {
+		ok(do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": id, "state": map[string]any{"topic": id, "n": i}}))
+	}
+	text := func(author, role, text string, extra map[string]any) map[string]any {
+		ev := map[string]any{"author": author, "message": map[string]any{"role": role, "parts": []any{map[string]any{"type": "text", "text": text}}}}
+		for k, v := range extra {
+			ev[k] = v
+		}
+		return ev
+	}
+	for _, ev := range []map[string]any{
+		text("alice", "user", "Book a flight to Lisbon, canary-7f3a", map[string]any{"actions": map[string]any{"state_delta": map[string]any{"user:home": "Porto", "app:theme": "dark", "leg": 1.5}}}),
+		{"author": "planner", "invocation_id": "inv-1", "message": map[string]any{"role": "assistant", "parts": []any{
+			map[string]any{"type": "tool_call", "tool_call": map[string]any{"id": "c1", "name": "flights", "arguments": map[string]any{"to": "LIS"}}}}}},
+		{"author": "planner", "message": map[string]any{"role": "tool", "parts": []any{
+			map[string]any{"type": "tool_result", "tool_result": map[string]any{"call_id": "c1", "name": "flights", "content": map[string]any{"price": 120}}}}}},
+		text("planner", "assistant", "Found one for 120 €, in May", map[string]any{"metadata": map[string]any{"model": "m-1"}}),
+	} {
+		ok(do(t, s, "POST", u+"/sessions/trip/events", adminKey, ev))
+	}
+	ok(do(t, s, "POST", u+"/sessions/work/events", adminKey, text("alice", "user", "Deploys go through Konflux", nil)))
+	ok(do(t, s, "PATCH", u+"/state", adminKey, map[string]any{"state": map[string]any{"user:lang": "pt", "user:prefs": map[string]any{"seat": "aisle"}}}))
+	for _, f := range []map[string]any{
+		{"key": "home", "value": "Lives in Lisbon"}, {"key": "home", "value": "Lives in Porto", "category": "places", "tags": []string{"city"}},
+		{"key": "pet", "value": "Has a dog named Rex"}, {"key": "deploy/tool", "value": "Konflux"},
+	} {
+		ok(do(t, s, "POST", u+"/facts", adminKey, f))
+	}
+	ok(do(t, s, "POST", u+"/facts:invalidate", adminKey, map[string]any{"key": "pet"}))
+	if _, err := s.svcs.Facts.Store(t.Context(), facts.SessionScope("a", "alice", "trip"), facts.StoreRequest{Key: "mood", Value: "Excited about May",
+		Source: facts.Source{Kind: facts.SourceExtracted, SessionID: "trip", EventIDs: []string{"e1"}, Model: "m-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(path, contentType, body, meta string) {
+		req := httptest.NewRequest("PUT", u+path, strings.NewReader(body))
+		req.Host = "127.0.0.1:8080"
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Content-Type", contentType)
+		if meta != "" {
+			req.Header.Set("X-Hector-Metadata", meta)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		ok(w)
+	}
+	put("/sessions/trip/artifacts/plan.txt", "text/plain", "day 1: Alfama", `{"draft":true}`)
+	put("/sessions/trip/artifacts/plan.txt", "text/plain", "day 1: Alfama, day 2: Belém", "")
+	put("/sessions/work/artifacts/user:cv.pdf", "application/pdf", "%PDF-1.4 cv v1", "")
+	put("/sessions/trip/artifacts/user:cv.pdf", "application/pdf", "%PDF-1.4 cv v2 \x00\xff", `{"lang":"en"}`)
+	put("/sessions/work/artifacts/notes.bin", "application/octet-stream", "\x00\x01\x02", "")
+
+	b := "/v1/apps/a/users/bob"
+	ok(do(t, s, "POST", b+"/sessions", adminKey, map[string]any{"session_id": "trip"}))
+	ok(do(t, s, "POST", b+"/sessions/trip/events", adminKey, text("bob", "user", "Bob goes to Oslo", nil)))
+	ok(do(t, s, "POST", b+"/facts", adminKey, map[string]any{"key": "home", "value": "Bob lives in Oslo"}))
+}
+
+// cursors are the store-wide change-feed positions in events: another
+// deployment's feed numbers them differently, and nothing else may differ.
+var cursors = regexp.MustCompile(`,"cursor":\d+`)
+
+// apiView is everything the API shows of a user, by request.
+func apiView(t *testing.T, s *Server, user string) map[string]string {
+	t.Helper()
+	u := "/v1/apps/a/users/" + user
+	view := map[string]string{}
+	get := func(path string) string {
+		t.Helper()
+		w := do(t, s, "GET", u+path, adminKey, nil)
+		if w.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, w.Code, w.Body)
+		}
+		body := cursors.ReplaceAllString(w.Body.String(), "")
+		view[path] = w.Header().Get("Content-Type") + " " + body
+		return body
+	}
+	var list struct {
+		Sessions []struct{ ID string } `json:"sessions"`
+	}
+	json.Unmarshal([]byte(get("/sessions")), &list)
+	for _, sess := range list.Sessions {
+		p := "/sessions/" + sess.ID
+		get(p)
+		var arts struct {
+			Artifacts []struct{ Name string } `json:"artifacts"`
+		}
+		json.Unmarshal([]byte(get(p+"/artifacts")), &arts)
+		for _, a := range arts.Artifacts {
+			var vs struct {
+				Artifacts []struct{ Version int } `json:"artifacts"`
+			}
+			json.Unmarshal([]byte(get(p+"/artifacts/"+a.Name+"/versions")), &vs)
+			for _, v := range vs.Artifacts {
+				get(fmt.Sprintf("%s/artifacts/%s?version=%d", p, a.Name, v.Version))
+			}
+		}
+	}
+	get("/state")
+	var fs struct {
+		Facts []struct{ Key string } `json:"facts"`
+	}
+	json.Unmarshal([]byte(get("/facts")), &fs)
+	for _, key := range []string{"home", "pet", "deploy/tool"} {
+		get("/facts:history?key=" + key)
+	}
+	all, err := s.svcs.Facts.UserFacts(t.Context(), "a", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(all)
+	view["UserFacts"] = string(raw)
+	return view
+}
+
+func exportOf(t *testing.T, s *Server, user string) []byte {
+	t.Helper()
+	w := do(t, s, "GET", "/v1/apps/a/users/"+user+"/export", adminKey, nil)
+	if w.Code != 200 {
+		t.Fatalf("export: %d %s", w.Code, w.Body)
+	}
+	return w.Body.Bytes()
+}
+
+func importInto(s *Server, user, key string, archive []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/v1/apps/a/users/"+user+"/import", bytes.NewReader(archive))
+	req.Host = "127.0.0.1:8080"
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/x-tar")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
+// Export then import into a fresh server reproduces the user's API view
+// exactly: sessions in their order, events in order with their IDs and
+// times, state, facts with their history, artifact versions with their
+// content, type, metadata and times. From SQLite into each database.
+func TestExportThenImportReproducesTheUser(t *testing.T) {
+	from := serverOn(t, "sqlite", t.TempDir()+"/from.db", withSQLArtifacts)
+	fillAlice(t, from)
+	want := apiView(t, from, "alice")
+	archive := exportOf(t, from, "alice")
+	if strings.Contains(string(archive), "Oslo") {
+		t.Fatal("alice's archive holds bob's data")
+	}
+	for _, driver := range []string{"sqlite", "postgres", "mysql"} {
+		t.Run(driver, func(t *testing.T) {
+			dsn := t.TempDir() + "/to.db"
+			switch driver {
+			case "postgres":
+				dsn = testdb.PostgresDSN(t)
+			case "mysql":
+				dsn = testdb.MySQLDSN(t)
+			}
+			to := serverOn(t, driver, dsn, withSQLArtifacts)
+			// app: keys are every user's: the app's state travels on its own.
+			do(t, to, "PATCH", "/v1/apps/a/state", adminKey, map[string]any{"state": map[string]any{"app:theme": "dark"}})
+			if w := importInto(to, "alice", aliceKey, archive); w.Code != 403 {
+				t.Errorf("alice importing herself: %d, want 403 (an app's credential imports)", w.Code)
+			}
+			w := importInto(to, "alice", appAKey, archive)
+			if w.Code != 201 {
+				t.Fatalf("import: %d %s", w.Code, w.Body)
+			}
+			const summary = `{"from":{"app_name":"a","user_id":"alice"},"sessions":3,"events":5,"user_state_keys":3,"fact_versions":5,"artifact_versions":5}`
+			if strings.TrimSpace(w.Body.String()) != summary {
+				t.Errorf("import summary: %s, want %s", w.Body, summary)
+			}
+			got := apiView(t, to, "alice")
+			var paths []string
+			for p := range want {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				if got[p] != want[p] {
+					t.Errorf("%s after the move:\n%s\nwant\n%s", p, got[p], want[p])
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("the moved view has %d requests, the original %d", len(got), len(want))
+			}
+			if w := do(t, to, "POST", "/v1/apps/a/users/alice/memory:search", adminKey, map[string]any{"query": "Konflux"}); !strings.Contains(w.Body.String(), "Deploys go through Konflux") {
+				t.Errorf("searching the moved user: %s", w.Body)
+			}
+			if w := importInto(to, "alice", appAKey, archive); w.Code != 409 || !strings.Contains(w.Body.String(), "erase the user first") {
+				t.Errorf("importing into a user who has data: %d %s", w.Code, w.Body)
+			}
+		})
+	}
+}
+
+// An archive that is not one, or is damaged, is refused with a 400 that
+// says what is wrong; one refused before anything is written leaves the
+// user empty.
+func TestImportRefusesBadArchives(t *testing.T) {
+	from := serverOn(t, "sqlite", t.TempDir()+"/from.db", withSQLArtifacts)
+	fillAlice(t, from)
+	archive := exportOf(t, from, "alice")
+	entries := readTar(t, archive)
+	rebuilt := func(edit func(name string, body []byte) (string, []byte)) []byte {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, e := range entries {
+			name, body := edit(e.name, e.body)
+			if name == "" {
+				continue
+			}
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(body))})
+			tw.Write(body)
+		}
+		tw.Close()
+		return buf.Bytes()
+	}
+	same := func(name string, body []byte) (string, []byte) { return name, body }
+	to := serverOn(t, "sqlite", t.TempDir()+"/to.db", withSQLArtifacts)
+	for _, tc := range []struct {
+		name, want string
+		archive    []byte
+		empty      bool // refused before anything is written
+	}{
+		{"not a tar", "does not start with user.jsonl", []byte("hello"), true},
+		{"empty", "does not start with user.jsonl", nil, true},
+		{"another format", "format 9", rebuilt(func(name string, body []byte) (string, []byte) {
+			return name, bytes.Replace(body, []byte(`"format":1`), []byte(`"format":9`), 1)
+		}), true},
+		{"a broken line", "user.jsonl, line 2", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "user.jsonl" {
+				body = bytes.Replace(body, []byte(`{"kind":"user_state"`), []byte(`{"kind":"user_state"\x00`), 1)
+			}
+			return name, body
+		}), true},
+		{"a fact that looks like a secret", "looks like a secret", rebuilt(func(name string, body []byte) (string, []byte) {
+			return name, bytes.Replace(body, []byte("Lives in Lisbon"), []byte("password: hunter2"), 1)
+		}), false},
+		{"a changed artifact", "SHA-256", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "artifacts/1/1" {
+				body = []byte("day 1: Sintra")
+			}
+			return name, body
+		}), false},
+		{"a missing artifact", "ends without artifacts/1/2", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "artifacts/1/2" {
+				return "", nil
+			}
+			return name, body
+		}), false},
+		{"a stranger file", "which user.jsonl does not describe", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "sessions/1.jsonl" {
+				return "../../etc/passwd", body
+			}
+			return name, body
+		}), false},
+		{"an event twice", "have one ID", rebuilt(func(name string, body []byte) (string, []byte) {
+			if strings.HasPrefix(name, "sessions/") {
+				lines := bytes.SplitAfter(body, []byte("\n"))
+				if len(lines) > 2 {
+					body = append(body, lines[1]...)
+				}
+			}
+			return name, body
+		}), false},
+		{"a truncated archive", "", archive[:len(archive)/2], false},
+		{"the original", "", rebuilt(same), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := importInto(to, "alice", adminKey, tc.archive)
+			if tc.name == "the original" {
+				if w.Code != 201 {
+					t.Errorf("the archive rebuilt unchanged: %d %s", w.Code, w.Body)
+				}
+				return
+			}
+			if w.Code != 400 || !strings.Contains(w.Body.String(), tc.want) {
+				t.Errorf("import: %d %s; want 400 saying %q", w.Code, w.Body, tc.want)
+			}
+			if tc.empty {
+				if v := do(t, to, "GET", "/v1/apps/a/users/alice/sessions", adminKey, nil); !strings.Contains(v.Body.String(), `"sessions":[]`) {
+					t.Errorf("a refused import wrote sessions: %s", v.Body)
+				}
+			}
+			if w := do(t, to, "DELETE", "/v1/apps/a/users/alice", adminKey, nil); w.Code != 200 {
+				t.Fatalf("erasing after a refused import: %d %s", w.Code, w.Body)
+			}
+		})
+	}
+}
+
+type tarEntry struct {
+	name string
+	body []byte
+}
+
+func readTar(t *testing.T, archive []byte) []tarEntry {
+	t.Helper()
+	var out []tarEntry
+	tr := tar.NewReader(bytes.NewReader(archive))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(tr)
+		out = append(out, tarEntry{h.Name, body})
+	}
+}
+

@@ -1,0 +1,122 @@
+package sessiontest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// testRestore: a session written back as an export recorded it reads as it
+// did, its events enter the change feed, and the deltas they carry change
+// no shared state.
+func testRestore(t *testing.T, svc session.Service) {
+	r, ok := svc.(session.Restorer)
+	if !ok {
+		t.Fatalf("%T is not a session.Restorer", svc)
+	}
+	ctx := t.Context()
+	if err := svc.UpdateUserState(ctx, app, user, map[string]any{"user:name": "Alice now"}); err != nil {
+		t.Fatal(err)
+	}
+	_, head := allChanges(t, svc, 0, 0)
+	at := time.Date(2024, 3, 1, 10, 0, 0, 123456789, time.UTC)
+	events := []*session.Event{
+		{ID: "e-1", Author: "user", Timestamp: at, Message: session.NewTextMessage(session.RoleUser, "hello"),
+			Actions: session.Actions{StateDelta: map[string]any{"user:name": "Alice then", "app:theme": "old", "topic": "x"}}},
+		{ID: "e-2", Author: "bot", Timestamp: at.Add(time.Second), Message: session.NewTextMessage(session.RoleAssistant, "hi")},
+	}
+	updated := at.Add(time.Minute)
+	req := &session.RestoreRequest{AppName: app, UserID: user, SessionID: "old", State: map[string]any{"topic": "x"}, Events: events, LastUpdateTime: updated}
+	s, err := r.Restore(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, svc, app, user, "old")
+	for _, h := range []session.Session{s, got} {
+		if ts := texts(h); len(ts) != 2 || ts[0] != "hello" || ts[1] != "hi" {
+			t.Fatalf("restored events = %q", ts)
+		}
+		if !h.LastUpdateTime().Equal(updated) || h.LastSeq() != 2 {
+			t.Errorf("restored session: last update %s, last seq %d; want %s, 2", h.LastUpdateTime(), h.LastSeq(), updated)
+		}
+		wantState(t, "restored session", stateOf(h), map[string]any{"topic": "x", "user:name": "Alice now"})
+	}
+	for i := range got.Events().Len() {
+		ev, want := got.Events().At(i), events[i]
+		if ev.ID != want.ID || !ev.Timestamp.Equal(want.Timestamp) || ev.Seq != int64(i+1) || ev.Author != want.Author {
+			t.Errorf("event %d = %s %s #%d by %s, want %s %s #%d by %s", i, ev.ID, ev.Timestamp, ev.Seq, ev.Author, want.ID, want.Timestamp, i+1, want.Author)
+		}
+	}
+	if d := got.Events().At(0).Actions.StateDelta; jsonOf(d) != `{"app:theme":"old","topic":"x","user:name":"Alice then"}` {
+		t.Errorf("the first event's delta = %s, want it kept as it was", jsonOf(d))
+	}
+	if st, _ := svc.AppState(ctx, app); len(st) != 0 {
+		t.Errorf("restoring applied an event's app: delta again: %v", st)
+	}
+	changes, _ := allChanges(t, svc, head, 0)
+	if d := describe(changes); len(d) != 2 || d[0] != "alice/old#1 hello" || d[1] != "alice/old#2 hi" {
+		t.Errorf("change feed after the restore = %q", d)
+	}
+	if ids := listAll(t, svc, app, user, 10, nil); len(ids) != 1 || ids[0] != "old" {
+		t.Errorf("List = %q", ids)
+	}
+
+	_, err = r.Restore(ctx, req)
+	wantErr(t, "restoring an existing session", err, session.ErrAlreadyExists)
+	bad := []*session.RestoreRequest{
+		{AppName: app, UserID: user, SessionID: "b1", State: map[string]any{"user:name": "x"}},
+		{AppName: app, UserID: user, SessionID: "b2", Events: []*session.Event{{ID: "same"}, {ID: "same"}}},
+		{AppName: app, UserID: user, SessionID: "b3\x00"},
+		nil,
+	}
+	for i, req := range bad {
+		_, err := r.Restore(ctx, req)
+		wantErr(t, "a bad restore", err, session.ErrInvalidArgument)
+		if req != nil {
+			if _, err := svc.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: req.SessionID}); err == nil {
+				t.Errorf("bad restore %d created its session", i)
+			}
+		}
+	}
+}
+
+// testErasedTombstones: erasing a user's tombstones leaves no change that
+// names them, and never lets a cursor be handed out again: an append
+// after it gets a cursor past every one readers have seen.
+func testErasedTombstones(t *testing.T, svc session.Service) {
+	eraser, ok := svc.(session.TombstoneEraser)
+	if !ok {
+		t.Skipf("%T keeps no tombstones", svc)
+	}
+	ctx := t.Context()
+	s := create(t, svc, "gone", nil)
+	appendText(t, svc, s, "hello", nil)
+	for _, id := range []string{"gone", "also-gone"} {
+		if id != "gone" {
+			create(t, svc, id, nil)
+		}
+		if err := svc.Delete(ctx, &session.DeleteRequest{AppName: app, UserID: user, SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, seen := allChanges(t, svc, 0, 0)
+	if n, err := eraser.EraseTombstones(ctx, app, user); err != nil || n != 2 {
+		t.Fatalf("EraseTombstones = %d, %v; want 2", n, err)
+	}
+	changes, _ := allChanges(t, svc, 0, 0)
+	if d := describe(changes); len(d) != 0 {
+		t.Errorf("the feed after erasing names the user still: %q", d)
+	}
+	bob, err := svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: "bob", SessionID: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := appendText(t, svc, bob.Session, "after", nil)
+	if ev.Cursor <= seen {
+		t.Errorf("an append after the erasure got cursor %d, which a reader at %d has passed", ev.Cursor, seen)
+	}
+	if changes, _ := allChanges(t, svc, seen, 0); len(changes) != 1 || changes[0].Event.ID != ev.ID {
+		t.Errorf("a reader at %d sees %q", seen, describe(changes))
+	}
+}
