@@ -344,4 +344,3 @@ func readTar(t *testing.T, archive []byte) []tarEntry {
 		out = append(out, tarEntry{h.Name, body})
 	}
 }
-

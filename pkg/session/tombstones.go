@@ -30,7 +30,9 @@ func (s *SQLService) EraseTombstones(ctx context.Context, appName, userID string
 	n := 0
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var newest int64
-		mine := func() *gorm.DB { return tx.Model(&tombstoneRow{}).Where("app_name = ? AND user_id = ?", appName, userID) }
+		mine := func() *gorm.DB {
+			return tx.Model(&tombstoneRow{}).Where("app_name = ? AND user_id = ?", appName, userID)
+		}
 		if err := mine().Select("coalesce(max(feed_cursor), 0)").Scan(&newest).Error; err != nil || newest == 0 {
 			return err
 		}
