@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -179,6 +182,42 @@ func (b *browser) text(sel string) string {
 	return s
 }
 
+// download clicks the link sel, as a person would, and returns the file
+// the browser saved.
+func (b *browser) download(sel string) []byte {
+	b.t.Helper()
+	dir := b.t.TempDir()
+	done := make(chan string, 1)
+	ctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	chromedp.ListenBrowser(ctx, func(ev any) {
+		if ev, ok := ev.(*cdpbrowser.EventDownloadProgress); ok && ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			select {
+			case done <- ev.GUID:
+			default:
+			}
+		}
+	})
+	allow := chromedp.ActionFunc(func(ctx context.Context) error { // a browser's setting, not a page's
+		return cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true).
+			Do(cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Browser))
+	})
+	b.run(allow, chromedp.Click(sel, chromedp.ByQuery))
+	select {
+	case guid := <-done:
+		got, err := os.ReadFile(filepath.Join(dir, guid))
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		return got
+	case <-time.After(20 * time.Second):
+		var loc string
+		chromedp.Run(b.ctx, chromedp.Location(&loc))
+		b.t.Fatalf("clicking %s downloaded nothing in 20 s; the browser is at %s", sel, loc)
+		return nil
+	}
+}
+
 func (b *browser) signIn(base, key string) {
 	b.t.Helper()
 	b.run(chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible("#credential", chromedp.ByQuery),
@@ -234,6 +273,9 @@ func TestBrowser(t *testing.T) {
 	b.run(chromedp.Evaluate(`document.querySelector('ul.artifacts img').naturalWidth`, &width))
 	if width != 1 {
 		t.Errorf("the image artifact's preview is %d pixels wide, want it loaded (1)", width)
+	}
+	if got := b.download(`ul.artifacts a[href*="dot.png"]`); !bytes.Equal(got, onePixelPNG) {
+		t.Errorf("the image artifact's download link gave %d bytes, want the PNG's %d", len(got), len(onePixelPNG))
 	}
 	b.screenshot("session")
 
@@ -334,6 +376,15 @@ func TestBrowser(t *testing.T) {
 	}
 	api("POST", "/v1/apps/a/users/carol/sessions", map[string]any{"session_id": "c1"})
 	api("POST", "/v1/apps/a/users/carol/facts", map[string]any{"key": "hobby", "value": "Carol keeps bees"})
+	// Exporting her first: the link downloads her archive.
+	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/carol"))
+	archive := b.download(`section.export a`)
+	tr := tar.NewReader(bytes.NewReader(archive))
+	h, err := tr.Next()
+	first, _ := io.ReadAll(tr)
+	if err != nil || h.Name != "user.jsonl" || !strings.Contains(string(first), "Carol keeps bees") {
+		t.Errorf("the downloaded archive starts with %v %v: %.300s", h, err, first)
+	}
 	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/carol"), chromedp.SendKeys(`section.erase input[name="confirm"]`, "alice", chromedp.ByQuery),
 		chromedp.Click(`section.erase button`, chromedp.ByQuery), chromedp.WaitVisible(`section.erase .error`, chromedp.ByQuery))
 	if got := b.text("section.erase .error"); !strings.Contains(got, "carol") {

@@ -83,6 +83,7 @@ func New(api http.Handler, authEnabled bool, logger *slog.Logger) (*Console, err
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/facts/history", c.factHistory)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/state", c.statePage)
 	mux.HandleFunc("POST /ui/apps/{app}/users/{user}/erase", c.eraseUser)
+	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/export", c.exportUser)
 	mux.HandleFunc("GET /ui/apps/{app}/users/{user}/sessions/{id}/artifacts/{name}", c.artifact)
 	mux.HandleFunc("GET /ui/index", c.indexPage)
 	mux.HandleFunc("POST /ui/index/rebuild", c.rebuild)
@@ -206,6 +207,13 @@ func (c *Console) call(req *request, method, path string, body any) (int, []byte
 
 // send is call with the whole answer, headers included.
 func (c *Console) send(req *request, method, path string, body any) *recorder {
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	c.api.ServeHTTP(rec, c.apiRequest(req, method, path, body))
+	return rec
+}
+
+// apiRequest is a request to the API with the viewer's credential.
+func (c *Console) apiRequest(req *request, method, path string, body any) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		raw, _ := json.Marshal(body)
@@ -219,9 +227,7 @@ func (c *Console) send(req *request, method, path string, body any) *recorder {
 	if body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	c.api.ServeHTTP(rec, r)
-	return rec
+	return r
 }
 
 // get calls the API and decodes its answer into out; on an error it renders

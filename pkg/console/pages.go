@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -404,6 +405,53 @@ func (c *Console) eraseUser(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &receipt)
 	c.render(req, http.StatusOK, "receipt", map[string]any{"Title": o.User + " · erased", "Owner": o, "Receipt": receipt})
+}
+
+// exportUser downloads the user's archive from the API as it streams: an
+// archive can be far larger than a page.
+func (c *Console) exportUser(w http.ResponseWriter, r *http.Request) {
+	req, ok := c.begin(w, r)
+	if !ok {
+		return
+	}
+	o := ownerOf(r)
+	out := &streamed{to: w, header: http.Header{}}
+	c.api.ServeHTTP(out, c.apiRequest(req, "GET", o.api()+"/export", nil))
+	if out.status != http.StatusOK {
+		c.fail(req, out.status, out.failed.Bytes())
+	}
+}
+
+// streamed passes a successful answer on to the browser as it comes, and
+// keeps a failed one for the error page.
+type streamed struct {
+	to     http.ResponseWriter
+	header http.Header
+	status int
+	failed bytes.Buffer
+}
+
+func (s *streamed) Header() http.Header { return s.header }
+
+func (s *streamed) WriteHeader(status int) {
+	if s.status != 0 {
+		return
+	}
+	s.status = status
+	if status == http.StatusOK {
+		for _, h := range []string{"Content-Type", "Content-Disposition"} {
+			s.to.Header().Set(h, s.header.Get(h))
+		}
+		s.to.WriteHeader(status)
+	}
+}
+
+func (s *streamed) Write(p []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	if s.status != http.StatusOK {
+		return s.failed.Write(p)
+	}
+	return s.to.Write(p)
 }
 
 func (c *Console) statePage(w http.ResponseWriter, r *http.Request) {
