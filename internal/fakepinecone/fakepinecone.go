@@ -87,6 +87,24 @@ func (s *Server) Namespaces() []string {
 	return out
 }
 
+// Dump returns every vector of every namespace, with its metadata and
+// values, one line each, in a stable order: what a test reads to see what
+// is stored, not what the API answers. A namespace without vectors is
+// not there, as in Pinecone.
+func (s *Server) Dump() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for ns, vs := range s.namespaces {
+		for id, v := range vs {
+			meta, _ := json.Marshal(v.Metadata) // keys in order
+			out = append(out, fmt.Sprintf("vector %s %s %s %v", ns, id, meta, v.Values))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func fail(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -11,10 +11,13 @@ package fakeqdrant
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,6 +129,36 @@ func (s *Server) Points(name string) int {
 		return len(c.points)
 	}
 	return 0
+}
+
+// Dump returns everything the fake holds, one line per collection and per
+// point, with every payload value and vector, in a stable order: what a
+// test reads to see what is stored, not what the API answers.
+func (s *Server) Dump() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for name, c := range s.collections {
+		out = append(out, fmt.Sprintf("collection %s metadata %s", name, values(c.metadata)))
+		for id, p := range c.points {
+			out = append(out, fmt.Sprintf("point %s %s payload %s dense %v sparse %v", name, id, values(p.payload), p.dense, p.sparse))
+		}
+	}
+	for alias, target := range s.aliases {
+		out = append(out, "alias "+alias+" "+target)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// values prints a payload with its keys in order.
+func values(m map[string]*qdrant.Value) string {
+	keys := slices.Sorted(maps.Keys(m))
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s; ", k, m[k].String())
+	}
+	return b.String()
 }
 
 // Collections returns the names of the collections that exist.

@@ -18,11 +18,11 @@ import (
 	"github.com/hectormem/hector/pkg/state"
 )
 
-// Index is what erasure needs of the search index: to clear a session's
-// entries, and to say how many of its events it still holds.
+// Index is what erasure needs of the search index: to remove every
+// document of a user, of whichever session, saying how many it found
+// (index.Index.Forget).
 type Index interface {
-	Clear(ctx context.Context, appName, userID, sessionID string) error
-	Holds(ctx context.Context, appName, userID, sessionID string, eventIDs []string) (int, error)
+	Forget(ctx context.Context, appName, userID string) (int, error)
 }
 
 // Services are the stores a user is erased from; all but Sessions may be nil.
@@ -122,40 +122,39 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		return &r.Stores[len(r.Stores)-1]
 	}
 
-	// Sessions, and through their delete hooks what belongs to each.
-	events := map[string][]string{} // session -> event IDs, for the index's verification
-	ids, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		got, err := svcs.Sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
-		if errors.Is(err, session.ErrNotFound) {
-			continue // deleted meanwhile
-		}
+	// Every document of theirs in the index, whichever session it came
+	// from (one of a session deleted long ago that a missed tombstone left
+	// behind, say), counted before deleting their sessions clears them.
+	count(StoreSessions) // first in the receipt
+	if svcs.Index != nil {
+		n, err := svcs.Index.Forget(ctx, appName, userID)
 		if err != nil {
 			return nil, err
 		}
-		for ev := range got.Session.Events().All() {
-			events[id] = append(events[id], ev.ID)
-		}
-		if err := svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id}); err != nil && !errors.Is(err, session.ErrNotFound) {
-			return nil, fmt.Errorf("erasing session %q: %w", id, err)
-		}
-		count(StoreSessions).Removed++
-		if svcs.Index != nil {
-			if err := svcs.Index.Clear(ctx, appName, userID, id); err != nil {
-				return nil, fmt.Errorf("erasing session %q from the index: %w", id, err)
-			}
-			count(StoreIndex).Removed += len(events[id])
-		}
+		count(StoreIndex).Removed += n
 		if err := progress(); err != nil {
 			return nil, err
 		}
 	}
 
+	// Sessions, and through their delete hooks what belongs to each.
+	ids, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id}); errors.Is(err, session.ErrNotFound) {
+			continue // deleted meanwhile
+		} else if err != nil {
+			return nil, fmt.Errorf("erasing session %q: %w", id, err)
+		}
+		count(StoreSessions).Removed++
+		if err := progress(); err != nil {
+			return nil, err
+		}
+	}
 	// The change feed's tombstones name the deleted sessions, for the
-	// index, which has cleared them above.
+	// index, which has forgotten them above.
 	feed, hasFeed := svcs.Sessions.(session.TombstoneEraser)
 	if hasFeed {
 		n, err := feed.EraseTombstones(ctx, appName, userID)
@@ -226,13 +225,10 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		count(c.Name()).Left = c.ForgetUser(appName, userID)
 	}
 	if svcs.Index != nil {
-		c := count(StoreIndex)
-		for id, evs := range events {
-			held, err := svcs.Index.Holds(ctx, appName, userID, id, evs)
-			if err != nil {
-				return nil, err
-			}
-			c.Left += held
+		// Forgetting again removes what is found: what the follower wrote
+		// from the feed meanwhile.
+		if count(StoreIndex).Left, err = svcs.Index.Forget(ctx, appName, userID); err != nil {
+			return nil, err
 		}
 	}
 	r.Verified = true

@@ -179,7 +179,7 @@ func TestResumeAnErasure(t *testing.T) {
 		copied := *r
 		copied.Stores = append([]erase.Count(nil), r.Stores...)
 		kept = &copied
-		if calls == 2 { // after the first session
+		if calls == 3 { // after the index and the first session
 			return fmt.Errorf("the process died")
 		}
 		return nil

@@ -330,18 +330,27 @@ func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) ([
 
 // Holds says how many of a session's events the store still has a
 // document of: after a session is erased, none.
-func (x *Index) Holds(ctx context.Context, appName, userID, sessionID string, eventIDs []string) (int, error) {
+// Forget removes every document of one (app, user), of whichever session,
+// and what the store keeps of them besides (see OwnerDropper), and says
+// how many documents it found: erasing a person. Asked again, it finds 0.
+func (x *Index) Forget(ctx context.Context, appName, userID string) (int, error) {
 	if err := validateOwner(appName, userID); err != nil {
 		return 0, err
 	}
 	if err := x.open(ctx); err != nil {
 		return 0, err
 	}
-	missing, err := x.store.Missing(ctx, Owner{appName, userID}, sessionID, eventIDs)
-	if err != nil {
-		return 0, fmt.Errorf("index: asking %s what it holds: %w", x.store.Name(), err)
+	o, found := Owner{appName, userID}, map[[2]string]bool{} // a store may ask twice of a document (terms, vector)
+	if err := x.store.Prune(ctx, o, func(sessionID, eventID string) bool { found[[2]string{sessionID, eventID}] = true; return false }); err != nil {
+		return 0, fmt.Errorf("index: erasing a user's documents from %s: %w", x.store.Name(), err)
 	}
-	return len(eventIDs) - len(missing), nil
+	if d, ok := x.store.(OwnerDropper); ok {
+		if err := d.DropOwner(ctx, o); err != nil {
+			return 0, fmt.Errorf("index: erasing a user from %s: %w", x.store.Name(), err)
+		}
+	}
+	x.skips.forget(appName, userID, time.Now()) // the skip log names their events
+	return len(found), nil
 }
 
 func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) error {

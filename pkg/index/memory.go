@@ -235,6 +235,17 @@ func (m *memoryStore) Prune(ctx context.Context, o Owner, keep func(sessionID, e
 	return nil
 }
 
+// DropOwner drops the owner's shard, which would keep their names in the
+// snapshot, and saves the snapshot at once: the file on disk must not
+// hold their documents until the next save, nor bring them back after a
+// crash.
+func (m *memoryStore) DropOwner(ctx context.Context, o Owner) error {
+	m.mu.Lock()
+	delete(m.shards, o)
+	m.mu.Unlock()
+	return m.save()
+}
+
 // Begin starts a full rebuild into shards of its own, which Commit swaps in.
 func (m *memoryStore) Begin(ctx context.Context, s Schema) (StoreBuild, error) {
 	return &memoryBuild{m: m, schema: s, shards: map[Owner]*memoryShard{}}, nil

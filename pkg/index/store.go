@@ -44,6 +44,13 @@ type Store interface {
 	Close() error
 }
 
+// OwnerDropper is a Store that keeps something of an owner besides their
+// documents (a Weaviate tenant, an in-process shard and its snapshot):
+// erasing a person drops it, once their documents are gone.
+type OwnerDropper interface {
+	DropOwner(ctx context.Context, o Owner) error
+}
+
 // Schema is what a store needs to know to make a collection.
 type Schema struct {
 	// Fingerprint names how documents are made: a collection made another

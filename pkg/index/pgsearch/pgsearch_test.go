@@ -54,6 +54,39 @@ func TestStore(t *testing.T) {
 	indextest.RunStore(t, stores(database(t)), "keyword")
 }
 
+// Forgetting a user leaves no row of theirs in any table of the schema,
+// read with SQL, and every other row as it was.
+func TestErasure(t *testing.T) {
+	db := database(t)
+	indextest.RunErasure(t, stores(db)(t, ""), "keyword", func(t testing.TB) []string {
+		var out []string
+		tables, err := db.Query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for tables.Next() {
+			var name string
+			tables.Scan(&name)
+			names = append(names, name)
+		}
+		tables.Close()
+		for _, name := range names {
+			rows, err := db.Query(`SELECT row_to_json(t)::text FROM "` + name + `" t`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var row string
+				rows.Scan(&row)
+				out = append(out, name+" "+row)
+			}
+			rows.Close()
+		}
+		return out
+	})
+}
+
 func TestKeywordOnly(t *testing.T) {
 	s, err := pgsearch.New(database(t), "")
 	if err != nil {

@@ -456,6 +456,19 @@ func filterOf(f index.Filter) map[string]any {
 
 func str(v any) string { s, _ := v.(string); return s }
 
+// DropOwner deletes the owner's namespace, whose name is a hash of them,
+// with whatever it still holds.
+func (s *Store) DropOwner(ctx context.Context, o index.Owner) error {
+	ns, err := s.liveNamespace(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := s.call(ctx, http.MethodPost, "/vectors/delete", map[string]any{"namespace": ns, "deleteAll": true}, nil); err != nil && !notFound(err) {
+		return err
+	}
+	return nil
+}
+
 func (s *Store) Prune(ctx context.Context, o index.Owner, keep func(sessionID, eventID string) bool) error {
 	ns, err := s.liveNamespace(ctx, o)
 	if err != nil {

@@ -45,6 +45,17 @@ func fakes() indextest.StoreFactory {
 
 func TestStore(t *testing.T) { indextest.RunStore(t, fakes(), "vector") }
 
+// Forgetting a user leaves no vector of theirs in the fake index, read
+// directly, and every other vector as it was.
+func TestErasure(t *testing.T) {
+	fake := fakepinecone.Start(t, 0)
+	store, err := pinecone.New(pinecone.Config{Host: fake.URL, APIKey: fake.APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indextest.RunErasure(t, store, "vector", func(testing.TB) []string { return fake.Dump() })
+}
+
 // TestRealPinecone runs the same against a real, empty Pinecone index
 // (cosine) when HECTOR_TEST_PINECONE_API_KEY and HECTOR_TEST_PINECONE_HOST
 // are set. It deletes everything in the index.

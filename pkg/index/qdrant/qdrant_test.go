@@ -47,6 +47,17 @@ func TestStore(t *testing.T) {
 	indextest.RunStore(t, stores(fake.Host, fake.Port), "keyword", "vector", "hybrid")
 }
 
+// Forgetting a user leaves no point of theirs in the fake's collections,
+// read directly, and every other point as it was.
+func TestErasure(t *testing.T) {
+	for _, kind := range []index.Kind{"keyword", "hybrid"} {
+		t.Run(string(kind), func(t *testing.T) {
+			fake := fakeqdrant.Start(t)
+			indextest.RunErasure(t, stores(fake.Host, fake.Port)(t, ""), kind, func(testing.TB) []string { return fake.Dump() })
+		})
+	}
+}
+
 // TestRealQdrant runs the same against a real Qdrant (1.16 or later) when
 // HECTOR_TEST_QDRANT_ADDR (host:gRPC port, such as localhost:6334) is set.
 func TestRealQdrant(t *testing.T) {

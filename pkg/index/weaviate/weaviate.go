@@ -420,6 +420,17 @@ func whereOf(f index.Filter) *filters.WhereBuilder {
 
 func str(v any) string { s, _ := v.(string); return s }
 
+// DropOwner deletes the owner's tenant, whose name is a hash of them:
+// erasing a person leaves no empty shard behind that names them.
+// Deleting a tenant that does not exist succeeds.
+func (s *Store) DropOwner(ctx context.Context, o index.Owner) error {
+	class, err := s.liveClass(ctx)
+	if err != nil || class == "" {
+		return err
+	}
+	return s.client.Schema().TenantsDeleter().WithClassName(class).WithTenants(tenant(o)).Do(ctx)
+}
+
 func (s *Store) Prune(ctx context.Context, o index.Owner, keep func(sessionID, eventID string) bool) error {
 	class, err := s.liveClass(ctx)
 	if err != nil {

@@ -51,6 +51,72 @@ func newStore(t testing.TB, shared string) index.Store {
 
 func TestStore(t *testing.T) { indextest.RunStore(t, newStore, "keyword", "vector", "hybrid") }
 
+// Forgetting a user leaves nothing of theirs in Weaviate, read over its
+// REST API object by object, tenant by tenant: no object, and no tenant
+// named by their hash; every other object as it was.
+func TestErasure(t *testing.T) {
+	for _, kind := range []index.Kind{"keyword", "hybrid"} {
+		t.Run(string(kind), func(t *testing.T) {
+			name := fmt.Sprintf("HectorErase%d_%d", os.Getpid(), collections.Add(1))
+			s, err := weaviate.New(weaviate.Config{URL: "http://" + server(t), GRPCAddress: os.Getenv("HECTOR_TEST_WEAVIATE_GRPC_ADDR"), Collection: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Drop(context.Background()) })
+			indextest.RunErasure(t, s, kind, func(t testing.TB) []string { return dumpWeaviate(t, server(t), name) })
+		})
+	}
+}
+
+// dumpWeaviate lists every tenant and every object (with its properties
+// and vectors) of the classes of the collection name.
+func dumpWeaviate(t testing.TB, addr, name string) []string {
+	get := func(path string, out any) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			raw, _ := io.ReadAll(resp.Body)
+			t.Fatalf("GET %s: %s %s", path, resp.Status, raw)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var schema struct{ Classes []struct{ Class string } }
+	get("/v1/schema", &schema)
+	var out []string
+	for _, c := range schema.Classes {
+		if !strings.HasPrefix(c.Class, name) {
+			continue
+		}
+		var tenants []struct{ Name string }
+		get("/v1/schema/"+c.Class+"/tenants", &tenants)
+		for _, tn := range tenants {
+			out = append(out, "tenant "+c.Class+" "+tn.Name)
+			for after := ""; ; {
+				var page struct {
+					Objects []map[string]any `json:"objects"`
+				}
+				get(fmt.Sprintf("/v1/objects?class=%s&tenant=%s&limit=100&include=vector&after=%s", c.Class, tn.Name, after), &page)
+				if len(page.Objects) == 0 {
+					break
+				}
+				for _, o := range page.Objects {
+					delete(o, "lastUpdateTimeUnix") // when it was last written, not what it holds
+					raw, _ := json.Marshal(o)
+					out = append(out, "object "+c.Class+" "+tn.Name+" "+string(raw))
+					after = fmt.Sprint(o["id"])
+				}
+			}
+		}
+	}
+	return out
+}
+
 func TestUnreachable(t *testing.T) {
 	s, err := weaviate.New(weaviate.Config{URL: "http://127.0.0.1:1", Collection: "Nowhere"})
 	if err != nil {
