@@ -367,7 +367,16 @@ func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.
 		s.Extractor.Forget(app, user)
 	}
 	record := func(r *erase.Receipt) error { return s.Receipts.Put(context.WithoutCancel(ctx), r) }
-	return erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from})
+	r, err := erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from})
+	if err != nil {
+		return nil, err
+	}
+	for name, db := range s.dbs { // what was deleted, out of the database's files too
+		if err := sqldb.Scrub(ctx, db); err != nil {
+			return nil, fmt.Errorf("erased, but database %s still holds copies in its files: %w", name, err)
+		}
+	}
+	return r, nil
 }
 
 // finishErasures finishes the erasures a crash left running.

@@ -3,6 +3,8 @@
 package sqldb
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,7 +82,9 @@ func OpenSQLite(path string) (*gorm.DB, error) {
 		return nil, fmt.Errorf("sqldb: creating the directory for %s: %w", path, err)
 	}
 	// synchronous=FULL: an acknowledged commit survives power loss, not just a crash.
-	dsn := "file:" + path + "?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_foreign_keys=on"
+	// secure_delete: a deleted row is overwritten, not left in a free page
+	// where a copy of the file would still hold it (see Scrub).
+	dsn := "file:" + path + "?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=10000&_foreign_keys=on&_secure_delete=on"
 	db, err := gorm.Open(sqlite.Open(dsn), config())
 	if err != nil {
 		return nil, fmt.Errorf("sqldb: opening SQLite database %s: %w", path, err)
@@ -94,6 +98,26 @@ func OpenSQLite(path string) (*gorm.DB, error) {
 		return nil, fmt.Errorf("sqldb: SQLite database %s did not switch to WAL mode (it is %q)", path, mode)
 	}
 	return db, SetMaxConnections(db, 0)
+}
+
+// Scrub writes what was deleted out of a SQLite database's files: deleted
+// rows are already overwritten in their pages (secure_delete), and the
+// write-ahead log, which still holds the pages as they were, is
+// checkpointed and truncated. It waits (up to the busy timeout) for
+// readers to move off the log. Other engines keep dead rows until their
+// own vacuum; for them it does nothing.
+func Scrub(ctx context.Context, db *gorm.DB) error {
+	if db.Dialector.Name() != "sqlite" {
+		return nil
+	}
+	var busy, logged, checkpointed int
+	if err := db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &logged, &checkpointed); err != nil {
+		return fmt.Errorf("sqldb: checkpointing the SQLite log: %w", err)
+	}
+	if busy != 0 {
+		return errors.New("sqldb: the SQLite log could not be truncated: a reader held it past the busy timeout")
+	}
+	return nil
 }
 
 // OpenPostgres connects to PostgreSQL and checks the connection.
