@@ -22,10 +22,19 @@ type identityKey struct{}
 // load balancer can answer any request, and there is no session another
 // credential could take over. (Hector's tools never call back into the
 // client, which is all a stateful session would add.)
+//
+// A credential that may erase users is served erase_user besides; one that
+// may not never sees it.
 func Handler(svcs Services, identify Identify, logger *slog.Logger) http.Handler {
+	withErase := NewServer(svcs, fromToken)
+	svcs.Erase = nil
 	server := NewServer(svcs, fromToken)
-	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger})
+	streamable := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		if id, _ := r.Context().Value(identityKey{}).(Identity); id.MayErase {
+			return withErase
+		}
+		return server
+	}, &sdk.StreamableHTTPOptions{Stateless: true, Logger: logger})
 	// The SDK hands each call the user of its bearer-token hook: identify's
 	// answer goes through it.
 	withIdentity := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {

@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/factsearch"
 	"github.com/hectormem/hector/pkg/index"
@@ -32,6 +33,12 @@ type Identity struct {
 	App, User string
 	// Approver: the credential may approve writes to facts.
 	Approver bool
+	// By names the credential, for the records its calls leave.
+	By string
+	// MayErase: the credential may erase the user (an app's or the
+	// admin's, or the user's own where the server allows it); only then
+	// is the erase_user tool offered.
+	MayErase bool
 }
 
 // Who returns the identity a request acts for, from what its transport
@@ -51,6 +58,9 @@ type Services struct {
 	// WritePolicy for facts: facts.WriteAuto (the default), WriteApprovers
 	// or WriteOff.
 	WritePolicy string
+	// Erase erases a user everywhere and returns the receipt (see
+	// config.Services.Erase); nil offers no erase_user tool.
+	Erase func(ctx context.Context, app, user, by string) (*erase.Receipt, error)
 }
 
 // Version is reported to clients.
@@ -92,7 +102,34 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 		"a page at a time going back (pass before_seq from the previous page)."}, h.getSession)
 	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "hector://sessions/{+id}", Name: "session", Title: "A past conversation",
 		Description: "One of this user's sessions with its 50 most recent events.", MIMEType: "application/json"}, h.sessionResource)
+	if svcs.Erase != nil {
+		destructive, closed := true, false
+		sdk.AddTool(s, &sdk.Tool{Name: "erase_user", Description: "Erase this user from Hector for good: every session with its events, " +
+			"their state, artifacts, facts with their history and search entries. It cannot be undone. Only when a person asked to be forgotten; " +
+			"confirm must repeat their user ID. Answers the receipt: per store what was removed, and that nothing is left.",
+			Annotations: &sdk.ToolAnnotations{Title: "Erase this user", DestructiveHint: &destructive, IdempotentHint: true, OpenWorldHint: &closed}}, h.eraseUser)
+	}
 	return s
+}
+
+type eraseUserIn struct {
+	Confirm string `json:"confirm" jsonschema:"the user's ID, repeated, to confirm"`
+}
+
+func (h *handlers) eraseUser(ctx context.Context, req *sdk.CallToolRequest, in eraseUserIn) (*sdk.CallToolResult, *erase.Receipt, error) {
+	id, err := h.who(ctx, req.Extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !id.MayErase {
+		return nil, nil, errors.New("this credential may not erase users: an app's or the admin's may")
+	}
+	if in.Confirm != id.User {
+		return nil, nil, fmt.Errorf("confirm must be the ID of the user to erase, %q: nothing was erased", id.User)
+	}
+	// A client that goes away does not stop an erasure half-way.
+	receipt, err := h.svcs.Erase(context.WithoutCancel(ctx), id.App, id.User, id.By)
+	return nil, receipt, err
 }
 
 // describe lengthens the agents' short tool descriptions for MCP clients,

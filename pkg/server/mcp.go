@@ -1,14 +1,17 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
+	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/mcp"
 )
 
 // mcpHandler serves MCP at /mcp with the REST API's credentials.
 func (s *Server) mcpHandler() http.Handler {
-	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy}
+	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy,
+		Erase: func(ctx context.Context, app, user, by string) (*erase.Receipt, error) { return s.svcs.Erase(ctx, app, user, by, nil) }}
 	return mcp.Handler(svcs, s.mcpIdentity, s.logger)
 }
 
@@ -44,5 +47,5 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 		return mcp.Identity{}, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
-	return mcp.Identity{App: app, User: user, Approver: p.approver}, true
+	return mcp.Identity{App: app, User: user, Approver: p.approver, By: p.name, MayErase: p.may(s.eraseScope(), app, user)}, true
 }

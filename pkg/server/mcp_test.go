@@ -142,3 +142,71 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Errorf("a lone tools/call: %s", resp.Status)
 	}
 }
+
+// erase_user is offered to a credential that may erase the user it acts
+// for (an app's, the admin's), never to the user's own; it refuses a
+// confirmation that is not the user's ID, and erases with one.
+func TestMCPEraseUser(t *testing.T) {
+	s := newTestServer(t, nil)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	for _, user := range []string{"alice", "bob"} {
+		do(t, s, "POST", "/v1/apps/a/users/"+user+"/facts", adminKey, map[string]any{"key": "pet", "value": user + "'s cat"})
+	}
+	offered := func(cs *sdk.ClientSession) *sdk.Tool {
+		t.Helper()
+		tools, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if tool.Name == "erase_user" {
+				return tool
+			}
+		}
+		return nil
+	}
+	alice, err := mcpClient(t, hs.URL, aliceKey, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offered(alice) != nil {
+		t.Error("alice's own credential is offered erase_user")
+	}
+	if res, err := alice.CallTool(t.Context(), &sdk.CallToolParams{Name: "erase_user", Arguments: map[string]any{"confirm": "alice"}}); err == nil && !res.IsError {
+		t.Error("alice's own credential erased her through MCP")
+	}
+
+	app, err := mcpClient(t, hs.URL, appAKey, "", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := offered(app)
+	if tool == nil || tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint || tool.Annotations.ReadOnlyHint || tool.OutputSchema == nil {
+		t.Fatalf("erase_user for an app credential: %+v", tool)
+	}
+	res, err := app.CallTool(t.Context(), &sdk.CallToolParams{Name: "erase_user", Arguments: map[string]any{"confirm": "bob"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "nothing was erased") {
+		t.Errorf("a confirmation naming another user: %+v, %v", res, err)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/facts", adminKey, nil); !strings.Contains(w.Body.String(), "alice's cat") {
+		t.Fatalf("a refused erasure changed alice: %s", w.Body)
+	}
+	var receipt struct {
+		By       string `json:"by"`
+		Verified bool   `json:"verified"`
+	}
+	callJSON(t, app, "erase_user", map[string]any{"confirm": "alice"}, &receipt)
+	if !receipt.Verified || receipt.By != "app-a" {
+		t.Errorf("the receipt = %+v", receipt)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/facts", adminKey, nil); strings.Contains(w.Body.String(), "alice's cat") {
+		t.Errorf("alice after erase_user: %s", w.Body)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/bob/facts", adminKey, nil); !strings.Contains(w.Body.String(), "bob's cat") {
+		t.Errorf("bob after alice was erased: %s", w.Body)
+	}
+	if w := do(t, s, "GET", "/v1/apps/a/users/alice/erasure", adminKey, nil); !strings.Contains(w.Body.String(), `"by":"app-a"`) {
+		t.Errorf("the kept receipt: %s", w.Body)
+	}
+}
