@@ -363,8 +363,8 @@ func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.
 	if idx, ok := s.Index.(*index.Index); ok {
 		svcs.Index = idx
 	}
-	if s.Extractor != nil {
-		s.Extractor.Forget(app, user)
+	if s.Extractor != nil { // nothing learned from them may be written after the erasure looked
+		defer s.Extractor.Hold(app, user)()
 	}
 	record := func(r *erase.Receipt) error { return s.Receipts.Put(context.WithoutCancel(ctx), r) }
 	r, err := erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from})

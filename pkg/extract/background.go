@@ -117,19 +117,6 @@ func (x *Extractor) Notify(app, user, sessionID string) {
 	}
 }
 
-// Forget drops what the worker has noted of a user's sessions: the user
-// is being erased.
-func (x *Extractor) Forget(app, user string) {
-	bg := &x.bg
-	bg.mu.Lock()
-	defer bg.mu.Unlock()
-	for k := range bg.pending {
-		if k.app == app && k.user == user {
-			delete(bg.pending, k)
-		}
-	}
-}
-
 // due returns the sessions to read now, marking them running.
 func (x *Extractor) due(now time.Time) []sessionKey {
 	bg := &x.bg

@@ -1,6 +1,8 @@
 package extract_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -110,4 +112,42 @@ func TestNotifyNeverWaits(t *testing.T) {
 		t.Fatal("Notify waited for the extraction under way")
 	}
 	x.Close()
+}
+
+// Erasing a user holds extraction off them: the run under way (its model
+// holding the answer) is cancelled and has ended when Hold returns, having
+// written nothing; a new one is refused until the hold is released.
+func TestHoldStopsTheRunsOfAUserBeingErased(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	first := answer(fact("add", "home", "Lives in Lisbon", "places", "m1"))
+	first.Wait = hold
+	f := newFixture(t, nil, extract.Budget{}, []string{"I live in Lisbon", "OK"}, first, answer(fact("add", "home", "Lives in Lisbon", "places", "m1")))
+	x := f.background(t, 100, time.Hour)
+	req := extract.Request{AppName: "app", UserID: "alice", SessionID: "s"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Extract(context.Background(), req)
+		done <- err
+	}()
+	f.waitCall(t) // under way, the model holding its answer
+	release := x.Hold("app", "alice")
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the run under way finished as if nothing happened")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run under way did not end")
+	}
+	if fs, err := f.facts.List(t.Context(), facts.UserScope("app", "alice"), "", ""); err != nil || len(fs) != 0 {
+		t.Errorf("facts written by a run the erasure stopped: %+v, %v", fs, err)
+	}
+	if _, err := x.Extract(t.Context(), req); !errors.Is(err, extract.ErrErasing) {
+		t.Errorf("extracting during the erasure: %v, want ErrErasing", err)
+	}
+	release()
+	if got, err := x.Extract(t.Context(), req); err != nil || len(got.Facts) != 1 {
+		t.Errorf("extracting after the erasure ended: %+v, %v", got, err)
+	}
 }

@@ -89,6 +89,7 @@ type Extractor struct {
 	slots  chan struct{}
 	stats  Stats
 	bg     background
+	erasures
 }
 
 // Stats counts what extraction did since the process started.
@@ -180,6 +181,11 @@ type Result struct {
 // finds in them, in the user's scope. The model's proposals pass the facts
 // policy as any write does; a refusal is counted and audited, never stored.
 func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
+	ctx, leave, err := x.enter(ctx, userKey{req.AppName, req.UserID})
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	resp, err := x.cfg.Sessions.Get(ctx, &session.GetRequest{AppName: req.AppName, UserID: req.UserID, SessionID: req.SessionID})
 	if err != nil {
 		return nil, err
