@@ -36,8 +36,8 @@ type Services struct {
 	Extractor *extract.Extractor
 	// Receipts keeps erasure receipts, beside the sessions.
 	Receipts erase.Receipts
-	// Caches are what erasure clears beside the stores: the server adds
-	// its agents' tool cache.
+	// Caches are what erasure clears beside the stores: the sessions'
+	// cache, and the server adds its agents' tool cache.
 	Caches []erase.Cache
 	Facts  *facts.Service
 	sql    *session.SQLService // closed before the databases
@@ -116,7 +116,8 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 	}
 	if srv.Sessions.Cache > 0 {
-		s.Sessions = session.NewCached(s.Sessions, srv.Sessions.Cache)
+		cached := session.NewCached(s.Sessions, srv.Sessions.Cache)
+		s.Sessions, s.Caches = cached, append(s.Caches, cached)
 	}
 
 	maxSize := artifacts.WithMaxSize(int64(srv.Artifacts.MaxSizeMB) << 20)

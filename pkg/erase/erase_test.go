@@ -408,3 +408,44 @@ func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 		t.Errorf("after erasing alice: %s", f)
 	}
 }
+
+// With the sessions' cache on, an erasure leaves no cached session of
+// the user (read from the cache itself), and its receipt says so.
+func TestTheSessionCacheForgetsTheUser(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, cache: 10}\n  index: {type: keyword, persist: false}\n", dir)), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcs.Close()
+	fill(t, svcs, "alice")
+	fill(t, svcs, "bob")
+	for _, id := range []string{"alice-0", "alice-1", "bob-0"} { // read, and so cached
+		user, _, _ := strings.Cut(id, "-")
+		if _, err := svcs.Sessions.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: user, SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := svcs.Sessions.(*session.Cached)
+	r, err := svcs.Erase(t.Context(), "app", "alice", "admin", nil)
+	if err != nil || !r.Verified {
+		t.Fatalf("erase = %+v, %v", r, err)
+	}
+	listed := false
+	for _, c := range r.Stores {
+		listed = listed || c.Store == "session_cache" && c.Left == 0
+	}
+	if !listed {
+		t.Errorf("the receipt does not list the session cache: %+v", r.Stores)
+	}
+	if n := cache.ForgetUser("app", "alice"); n != 0 {
+		t.Errorf("%d of alice's sessions still cached", n)
+	}
+	if n := cache.ForgetUser("app", "bob"); n != 1 {
+		t.Errorf("bob's cached sessions: %d, want his 1", n)
+	}
+}

@@ -173,6 +173,25 @@ func (c *Cached) store(key sessionKey, h *handle, req *GetRequest) {
 	}
 }
 
+// Name names the cache in an erasure's receipt.
+func (c *Cached) Name() string { return "session_cache" }
+
+// ForgetUser drops every cached session of one user and says how many it
+// dropped: erasing a person (deleting their sessions drops them too).
+func (c *Cached) ForgetUser(app, user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for key, el := range c.entries {
+		if key.owner == (owner{app, user}) {
+			delete(c.entries, key)
+			c.lru.Remove(el)
+			n++
+		}
+	}
+	return n
+}
+
 func (c *Cached) forget(key sessionKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
