@@ -11,7 +11,9 @@ import (
 // mcpHandler serves MCP at /mcp with the REST API's credentials.
 func (s *Server) mcpHandler() http.Handler {
 	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy,
-		Erase: func(ctx context.Context, app, user, by string) (*erase.Receipt, error) { return s.svcs.Erase(ctx, app, user, by, nil) }}
+		Erase: func(ctx context.Context, app, user, by string) (*erase.Receipt, error) {
+			return s.svcs.Erase(ctx, app, user, by, nil)
+		}}
 	return mcp.Handler(svcs, s.mcpIdentity, s.logger)
 }
 
