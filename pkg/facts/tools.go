@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/hectormem/hector/internal/timearg"
 	"github.com/hectormem/hector/pkg/tool"
 )
@@ -123,8 +125,49 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 	if err != nil {
 		return nil, explain(err)
 	}
-	return map[string]any{"stored": f}, nil
+	return &storedOut{Stored: f}, nil
 }
+
+type storedOut struct {
+	Stored *Fact `json:"stored"`
+}
+
+func (*storeTool) Hints() tool.Hints {
+	// The same value again changes nothing; another keeps the old one in the key's history.
+	return tool.Hints{Title: "Remember a fact", Idempotent: true}
+}
+func (*storeTool) Output() *jsonschema.Schema { return storedOutput }
+
+// factsOut is what recalling facts returns.
+type factsOut struct {
+	Facts []Fact `json:"facts"`
+}
+
+func (*recallTool) Hints() tool.Hints          { return tool.Hints{Title: "Recall facts", ReadOnly: true} }
+func (*recallTool) Output() *jsonschema.Schema { return factsOutput }
+
+type versionsOut struct {
+	Versions []Fact `json:"versions"`
+}
+
+func (*historyTool) Hints() tool.Hints          { return tool.Hints{Title: "A fact's history", ReadOnly: true} }
+func (*historyTool) Output() *jsonschema.Schema { return versionsOutput }
+
+type removedOut struct {
+	Removed int `json:"removed"`
+}
+
+func (*forgetTool) Hints() tool.Hints {
+	return tool.Hints{Title: "Forget facts", Destructive: true, Idempotent: true}
+}
+func (*forgetTool) Output() *jsonschema.Schema { return removedOutput }
+
+var (
+	storedOutput   = tool.SchemaFor[storedOut]()
+	factsOutput    = tool.SchemaFor[factsOut]()
+	versionsOutput = tool.SchemaFor[versionsOut]()
+	removedOutput  = tool.SchemaFor[removedOut]()
+)
 
 type recallTool struct{ Tools }
 
@@ -167,12 +210,12 @@ func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 			f, err = t.Facts.RecallAt(ctx, scope, in.Key, asOf)
 		}
 		if errors.Is(err, ErrNotFound) {
-			return map[string]any{"facts": []Fact{}}, nil
+			return &factsOut{Facts: []Fact{}}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"facts": []Fact{*f}}, nil
+		return &factsOut{Facts: []Fact{*f}}, nil
 	}
 	var fs []Fact
 	var err error
@@ -184,7 +227,10 @@ func (t *recallTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"facts": fs[:min(len(fs), 20)]}, nil
+	if fs == nil {
+		fs = []Fact{}
+	}
+	return &factsOut{Facts: fs[:min(len(fs), 20)]}, nil
 }
 
 type historyTool struct{ Tools }
@@ -211,12 +257,12 @@ func (t *historyTool) Call(ctx context.Context, inv tool.Invocation, args json.R
 	}
 	versions, err := t.Facts.History(ctx, t.ScopeOf(inv), in.Key)
 	if errors.Is(err, ErrNotFound) {
-		return map[string]any{"versions": []Fact{}}, nil
+		return &versionsOut{Versions: []Fact{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"versions": versions}, nil
+	return &versionsOut{Versions: versions}, nil
 }
 
 type forgetTool struct{ Tools }
@@ -244,5 +290,5 @@ func (t *forgetTool) Call(ctx context.Context, inv tool.Invocation, args json.Ra
 	if err != nil {
 		return nil, explain(err)
 	}
-	return map[string]any{"removed": n}, nil
+	return &removedOut{Removed: n}, nil
 }

@@ -43,7 +43,7 @@ func TestSearchMemoryTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits := out.(map[string]any)["results"].([]index.MemoryHit)
+	hits := out.(*index.SearchMemoryResult).Results
 	if len(hits) != index.DefaultToolResults {
 		t.Errorf("%d results, want the default %d", len(hits), index.DefaultToolResults)
 	}
@@ -66,7 +66,7 @@ func TestSearchMemoryTool(t *testing.T) {
 	}
 	small := &index.SearchMemoryTool{Index: idx, MaxResults: 2, MaxContent: 10}
 	out, _ = small.Call(t.Context(), tool.Invocation{AppName: "app", UserID: "bob"}, json.RawMessage(`{"query":"garden"}`))
-	if hits := out.(map[string]any)["results"].([]index.MemoryHit); len(hits) != 2 || hits[0].Content != "bob's secr…" {
+	if hits := out.(*index.SearchMemoryResult).Results; len(hits) != 2 || hits[0].Content != "bob's secr…" {
 		t.Errorf("MaxResults 2, MaxContent 10: %+v", hits)
 	}
 }
@@ -110,7 +110,7 @@ func TestSearchMemoryToolFilters(t *testing.T) {
 			t.Fatalf("Call(%s): %v", args, err)
 		}
 		var ids []string
-		for _, h := range out.(map[string]any)["results"].([]index.MemoryHit) {
+		for _, h := range out.(*index.SearchMemoryResult).Results {
 			ids = append(ids, h.EventID)
 		}
 		return ids

@@ -1,14 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/hectormem/hector/pkg/mcp"
 )
@@ -209,4 +212,95 @@ func TestMCPEraseUser(t *testing.T) {
 	if w := do(t, s, "GET", "/v1/apps/a/users/alice/erasure", adminKey, nil); !strings.Contains(w.Body.String(), `"by":"app-a"`) {
 		t.Errorf("the kept receipt: %s", w.Body)
 	}
+}
+
+// Both protocol revisions a client may speak in 2026 work over HTTP, and
+// on each every tool has annotations and an output schema, and what each
+// returns validates against its schema (checked by a validator other than
+// the library that made the schemas).
+func TestMCPToolsDescribeThemselves(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			s := newTestServer(t, nil)
+			hs := httptest.NewServer(s)
+			t.Cleanup(hs.Close)
+			u := "/v1/apps/a/users/alice"
+			do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "trip"})
+			do(t, s, "POST", u+"/sessions/trip/events", adminKey, map[string]any{"author": "alice",
+				"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "a trip to Lisbon in May"}}}})
+			do(t, s, "POST", u+"/facts", adminKey, map[string]any{"key": "home", "value": "Lives in Lisbon"})
+
+			headers := mcp.WithHeaders(map[string]string{"Authorization": "Bearer " + appAKey, "X-Hector-User": "alice"})
+			client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: &http.Client{Transport: headers}},
+				&sdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s, want %s", got, version)
+			}
+			list, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := map[string]map[string]any{
+				"search_memory": {"query": "Lisbon"}, "memory_recall": {"key": "home"}, "memory_history": {"key": "home"},
+				"memory_store": {"key": "pet", "value": "Has a cat"}, "memory_list": {}, "list_sessions": {},
+				"get_session": {"session_id": "trip"}, "memory_forget": {"selector": "key:pet"}, "erase_user": {"confirm": "alice"},
+			}
+			readOnly := map[string]bool{"search_memory": true, "memory_recall": true, "memory_history": true, "memory_list": true, "list_sessions": true, "get_session": true}
+			destructive := map[string]bool{"memory_forget": true, "erase_user": true}
+			schemas := map[string]*jsonschema.Schema{}
+			for _, tool := range list.Tools {
+				a := tool.Annotations
+				if a == nil || tool.OutputSchema == nil {
+					t.Errorf("%s: annotations %+v, output schema %v", tool.Name, a, tool.OutputSchema)
+					continue
+				}
+				if a.ReadOnlyHint != readOnly[tool.Name] || a.DestructiveHint == nil || *a.DestructiveHint != destructive[tool.Name] ||
+					a.OpenWorldHint == nil || *a.OpenWorldHint || a.Title == "" {
+					t.Errorf("%s: annotations %+v", tool.Name, a)
+				}
+				if _, ok := args[tool.Name]; !ok {
+					t.Errorf("a tool this test does not call: %s", tool.Name)
+				}
+				raw, _ := json.Marshal(tool.OutputSchema)
+				doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+				c := jsonschema.NewCompiler()
+				if err := c.AddResource(tool.Name+".json", doc); err != nil {
+					t.Fatal(err)
+				}
+				if schemas[tool.Name], err = c.Compile(tool.Name + ".json"); err != nil {
+					t.Errorf("%s: its output schema does not compile: %v", tool.Name, err)
+				}
+			}
+			if len(schemas) != len(args) {
+				t.Errorf("%d tools listed, want %d", len(schemas), len(args))
+			}
+			for _, name := range []string{"search_memory", "memory_recall", "memory_history", "memory_store", "memory_list", "list_sessions", "get_session", "memory_forget", "erase_user"} {
+				res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args[name]})
+				if err != nil || res.IsError || res.StructuredContent == nil {
+					t.Errorf("%s: %v %+v", name, err, res)
+					continue
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+				if sch := schemas[name]; sch != nil {
+					if err := sch.Validate(v); err != nil {
+						t.Errorf("%s returned %s, which its schema refuses: %v", name, raw, err)
+					}
+				}
+				if text := res.Content[0].(*sdk.TextContent).Text; !jsonEqual(text, string(raw)) {
+					t.Errorf("%s: its text %s is not its structured content %s", name, text, raw)
+				}
+			}
+		})
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }

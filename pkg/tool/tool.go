@@ -4,6 +4,9 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Invocation is the turn a tool runs in. Its identity comes from the
@@ -24,4 +27,36 @@ type Tool interface {
 	Parameters() map[string]any
 	// Call runs the tool. An error is shown to the model as the tool's result.
 	Call(ctx context.Context, inv Invocation, args json.RawMessage) (any, error)
+}
+
+// Hints say what calling a tool does, for clients that show it or weigh
+// it before a call (MCP's tool annotations).
+type Hints struct {
+	Title string
+	// ReadOnly: it changes nothing.
+	ReadOnly bool
+	// Destructive: it may remove what is kept (when not ReadOnly).
+	Destructive bool
+	// Idempotent: calling it again with the same arguments changes
+	// nothing more (when not ReadOnly).
+	Idempotent bool
+}
+
+// Described is a tool that says what calling it does and what it returns.
+type Described interface {
+	Tool
+	Hints() Hints
+	// Output is the JSON Schema of what Call returns.
+	Output() *jsonschema.Schema
+}
+
+// SchemaFor is the JSON Schema of T as encoding/json writes it. T is a
+// tool's result type, fixed at compile time: a type the schema cannot
+// describe is a programming error.
+func SchemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool: no JSON Schema for %T: %v", *new(T), err))
+	}
+	return s
 }
