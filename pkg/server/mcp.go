@@ -24,7 +24,7 @@ func (s *Server) mcpHandler() http.Handler {
 func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identity, bool) {
 	p, err := s.auth.authenticate(r)
 	if err != nil {
-		w.Header().Set("WWW-Authenticate", "Bearer")
+		w.Header().Set("WWW-Authenticate", s.challenge(r, protectedResourceMCPPath))
 		writeError(w, toAPIError(s.refused(r, err)))
 		return mcp.Identity{}, false
 	}

@@ -202,7 +202,11 @@ func (s *Server) wrap(rt route) http.Handler {
 			err = checkQuery(rt, r)
 		}
 		if err != nil {
-			writeError(rec, toAPIError(err))
+			e := toAPIError(err)
+			if e.status == http.StatusUnauthorized {
+				rec.Header().Set("WWW-Authenticate", s.challenge(r, protectedResourcePath))
+			}
+			writeError(rec, e)
 			return
 		}
 		if !rt.stream {
@@ -326,6 +330,8 @@ func (s *Server) table() []route {
 		{method: "GET", name: "listAppUsers", path: "/v1/apps/{app}/users", summary: "One app's users that have sessions", scope: scopeApp, handle: s.listUsers, query: []string{"page_size", "page_token"}, response: "UserList", status: 200},
 		{method: "GET", name: "getExtractionStatus", path: "/v1/extraction", summary: "Extraction: its model, budget, each app's spending this hour and day, totals", scope: scopeAdmin, handle: s.extractionStatus, response: "ExtractionStatus", status: 200},
 		{method: "GET", name: "getIndexStatus", path: "/v1/index", summary: "The index: type, store, lag, latest rebuild", scope: scopeAdmin, handle: s.indexStatus, response: "IndexStatus", status: 200},
+		{method: "GET", name: "getProtectedResource", path: protectedResourcePath, summary: "OAuth protected-resource metadata (RFC 9728) of the API, when auth takes JWTs", scope: scopePublic, handle: s.protectedResource, response: "ProtectedResource", status: 200},
+		{method: "GET", name: "getMCPProtectedResource", path: protectedResourceMCPPath, summary: "OAuth protected-resource metadata (RFC 9728) of /mcp, when auth takes JWTs", scope: scopePublic, handle: s.protectedResource, response: "ProtectedResource", status: 200},
 		{method: "GET", name: "getOpenAPI", path: "/openapi.json", summary: "This document", scope: scopePublic, handle: s.openAPI, response: "OpenAPI", status: 200},
 
 		{method: "POST", name: "createSession", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
