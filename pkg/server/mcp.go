@@ -49,5 +49,12 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 		return mcp.Identity{}, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
-	return mcp.Identity{App: app, User: user, Approver: p.approver, By: p.name, MayErase: p.may(s.eraseScope(), app, user)}, true
+	return mcp.Identity{App: app, User: user, Approver: p.approver, By: p.name, MayErase: s.mayEraseOverMCP(p, app, user)}, true
+}
+
+// mayEraseOverMCP: erase_user is offered to a credential that may erase
+// the user, and never with auth off, where anyone on this machine would
+// see a tool that deletes a person in every MCP client's list.
+func (s *Server) mayEraseOverMCP(p principal, app, user string) bool {
+	return s.auth.enabled() && p.may(s.eraseScope(), app, user)
 }
