@@ -27,8 +27,10 @@ func (s *Server) putArtifact(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	contentType := r.Header.Get("Content-Type")
-	if contentType == "application/octet-stream" {
-		contentType = "" // the client did not say: detect it
+	if t, _, err := mime.ParseMediaType(contentType); err == nil && (t == "application/octet-stream" || t == "application/x-www-form-urlencoded") {
+		// The client did not say: detect it. curl --data-binary sends
+		// every file as a form unless told otherwise.
+		contentType = ""
 	}
 	info, err := s.svcs.Artifacts.Save(r.Context(), &artifacts.SaveRequest{Ref: artifactRef(r), MimeType: contentType, Metadata: meta, Body: r.Body})
 	if err != nil {

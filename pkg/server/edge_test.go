@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,5 +186,61 @@ func TestNULTextInThePostgresKeywordIndex(t *testing.T) {
 		if w := send(s, "POST", "/v1/apps/a/users/"+user+"/memory:search", "application/json", `{"query": "zeppelin"}`); !strings.Contains(w.Body.String(), want) {
 			t.Errorf("%s's search: %d %s", user, w.Code, w.Body)
 		}
+	}
+}
+
+// An upload whose type the client did not really say is detected:
+// curl --data-binary @file sends every file as a form.
+func TestArtifactTypeSentAsAFormIsDetected(t *testing.T) {
+	s := newTestServer(t, nil)
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s"})
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+	for contentType, want := range map[string]string{
+		"application/x-www-form-urlencoded":                "image/png",
+		"application/x-www-form-urlencoded; charset=UTF-8": "image/png",
+		"application/octet-stream":                         "image/png",
+		"":                                                 "image/png",
+		"image/webp":                                       "image/webp", // what the client says, it says
+	} {
+		w := send(s, "PUT", "/v1/apps/a/users/alice/sessions/s/artifacts/dot", contentType, png)
+		if w.Code != 201 || !strings.Contains(w.Body.String(), `"mime_type":"`+want+`"`) {
+			t.Errorf("sent as %q: %d %s; want %s", contentType, w.Code, w.Body, want)
+		}
+	}
+}
+
+// A bad body is explained in JSON's words, never Go's; a PATCH of state
+// without its wrapper says how to wrap it; a path that takes other methods
+// answers 405 with Allow.
+func TestErrorsSpeakTheClientsLanguage(t *testing.T) {
+	s := newTestServer(t, nil)
+	u := "/v1/apps/a/users/alice"
+	send(s, "POST", u+"/sessions", "application/json", `{"session_id": "s"}`)
+	goNames := regexp.MustCompile(`session\\.|interface \\{|map\\[|\\[\\]|int64|float64|\\bint\\b`)
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"POST", u + "/sessions/s/events", `{"author": "a", "message": "hello"}`, `field "message" must be an object such as {"role": "user"`},
+		{"POST", u + "/sessions/s/events", `{"author": "a", "message": {"role": "user", "parts": "x"}}`, `field "message.parts" must be an array of objects, not a JSON string`},
+		{"POST", u + "/sessions/s/events", `{"author": 5}`, `field "author" must be a string, not a JSON number`},
+		{"POST", u + "/sessions/s/events", `{"author": "a", "actions": {"state_delta": [1]}}`, `field "actions.state_delta" must be an object, not a JSON array`},
+		{"POST", u + "/facts", `{"key": "k", "value": "v", "ttl_seconds": "x"}`, `field "ttl_seconds" must be a whole number, not a JSON string`},
+		{"POST", u + "/facts", `{"key": "k", "value": "v", "tags": "x"}`, `field "tags" must be an array of strings`},
+		{"PATCH", u + "/state", `{"user:plan": "pro"}`, `the body must be {"state": {…}}: put the keys (such as "user:plan") inside "state"`},
+		{"PATCH", u + "/state", `{}`, `"state" is missing`},
+	} {
+		w := send(s, tc.method, tc.path, "application/json", tc.body)
+		var e struct{ Error struct{ Message string } }
+		json.Unmarshal(w.Body.Bytes(), &e)
+		if w.Code != 400 || !strings.Contains(e.Error.Message, tc.want) || goNames.MatchString(e.Error.Message) {
+			t.Errorf("%s %s %s: %d %s; want 400 saying %s, and no Go type", tc.method, tc.path, tc.body, w.Code, w.Body, tc.want)
+		}
+	}
+	for path, allow := range map[string]string{u + "/sessions": "POST, GET", u: "DELETE", u + "/sessions/s": "GET, DELETE"} {
+		w := send(s, "PUT", path, "application/json", `{}`)
+		if w.Code != 405 || w.Header().Get("Allow") != allow || !strings.Contains(w.Body.String(), "not PUT") {
+			t.Errorf("PUT %s: %d %q %s; want 405 with Allow %q", path, w.Code, w.Header().Get("Allow"), w.Body, allow)
+		}
+	}
+	if w := send(s, "GET", "/v1/nothing-here", "", ""); w.Code != 404 {
+		t.Errorf("a path no route has: %d", w.Code)
 	}
 }

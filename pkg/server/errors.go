@@ -8,7 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -125,7 +127,7 @@ func decode(r *http.Request, v any) error {
 		var syntaxErr *json.SyntaxError
 		switch {
 		case errors.As(err, &typeErr):
-			return badRequest("field %q: expected %s, got JSON %s", jsonPath(typeErr.Field), typeErr.Type, typeErr.Value)
+			return badRequest("field %q must be %s, not a JSON %s", jsonPath(typeErr.Field), jsonKind(typeErr.Type), typeErr.Value)
 		case errors.As(err, &syntaxErr):
 			return badRequest("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
 		case errors.Is(err, io.ErrUnexpectedEOF):
@@ -139,6 +141,52 @@ func decode(r *http.Request, v any) error {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// jsonKind says in JSON's words what a field of Go type t takes: a
+// client never sees Go's names for it.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case reflect.TypeFor[session.Message]():
+		return `an object such as {"role": "user", "parts": [{"type": "text", "text": "Hello"}]}`
+	case reflect.TypeFor[time.Time]():
+		return "a string holding an RFC 3339 time"
+	}
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		return "an array of " + jsonKinds(t.Elem())
+	}
+	return map[string]string{"string": "a string", "boolean": "true or false", "whole number": "a whole number", "number": "a number",
+		"object": "an object"}[jsonName(t)]
+}
+
+// jsonKinds is jsonKind in the plural, for an array's elements.
+func jsonKinds(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		return "arrays"
+	}
+	return map[string]string{"string": "strings", "boolean": "booleans", "whole number": "whole numbers", "number": "numbers",
+		"object": "objects"}[jsonName(t)]
+}
+
+// jsonName is the JSON type of a Go type that is not an array.
+func jsonName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "whole number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return "object" // a map or a struct: what a JSON value cannot be decoded into otherwise
 }
 
 // requireJSON refuses a body sent as anything but JSON.

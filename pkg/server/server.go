@@ -97,11 +97,35 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	}
 	mux.Handle("/ui/", ui)
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	allowed := s.allowedMethods()
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if methods := allowed(r); methods != "" {
+			w.Header().Set("Allow", methods)
+			writeError(w, &apiError{http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path + " takes " + methods + ", not " + r.Method})
+			return
+		}
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
 	}))
 	s.handler = s.guard(mux)
 	return s, nil
+}
+
+// allowedMethods returns what says which methods a request's path takes
+// ("" for a path no route has): every route's path is matched as the
+// routes are, whatever the method.
+func (s *Server) allowedMethods() func(r *http.Request) string {
+	paths := http.NewServeMux()
+	methods := map[string][]string{}
+	for _, rt := range s.routes {
+		if methods[rt.path] == nil {
+			paths.Handle(rt.path, http.NotFoundHandler())
+		}
+		methods[rt.path] = append(methods[rt.path], rt.method)
+	}
+	return func(r *http.Request) string {
+		_, pattern := paths.Handler(r)
+		return strings.Join(methods[pattern], ", ")
+	}
 }
 
 // guard refuses what a web page of another site can make a browser send:
