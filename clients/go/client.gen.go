@@ -449,6 +449,7 @@ type SearchRequest struct {
 	AsOf            *string            `json:"as_of,omitempty"`
 	Author          *string            `json:"author,omitempty"`
 	Before          *string            `json:"before,omitempty"`
+	FullContent     *bool              `json:"full_content,omitempty"`
 	Limit           *int               `json:"limit,omitempty"`
 	Query           string             `json:"query"`
 	RecencyHalfLife *string            `json:"recency_half_life,omitempty"`
@@ -476,6 +477,7 @@ type SearchResponse struct {
 			Score float32 `json:"score"`
 		} `json:"signals,omitempty"`
 		Timestamp *string `json:"timestamp,omitempty"`
+		Truncated *bool   `json:"truncated,omitempty"`
 	} `json:"results,omitempty"`
 }
 

@@ -954,6 +954,7 @@ export interface components {
             as_of?: string;
             author?: string;
             before?: string;
+            full_content?: boolean;
             limit?: number;
             query: string;
             recency_half_life?: string;
@@ -981,6 +982,7 @@ export interface components {
                     };
                 };
                 timestamp?: string;
+                truncated?: boolean;
             }[];
         };
         Session: {

@@ -124,25 +124,27 @@ func (s *Service) Store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 	return whileMoved(ctx, func() (*Fact, error) { return s.store(ctx, scope, req) })
 }
 
-// maxAttempts bounds how often whileMoved writes.
-const maxAttempts = 10
+// movedFor bounds how long whileMoved tries: each refusal is another
+// writer's progress, so only writers that keep meeting for this long (a
+// storm on one key) are told to try again.
+const movedFor = 5 * time.Second
 
 // whileMoved makes a write until the key does not change under it.
 // Another process may write the key between a write's read and its change
 // (writeMu is this process's alone): the change is then refused, having
-// changed nothing, and made again on what is there now. Each refusal is
-// another writer's progress; a short random wait keeps two from meeting
-// again and again.
+// changed nothing, and made again on what is there now. A random wait,
+// growing with each refusal, keeps two from meeting again and again.
 func whileMoved(ctx context.Context, write func() (*Fact, error)) (*Fact, error) {
+	deadline := time.Now().Add(movedFor)
 	for attempt := 1; ; attempt++ {
 		f, err := write()
-		if !errors.Is(err, errMoved) || attempt == maxAttempts {
+		if !errors.Is(err, errMoved) || time.Now().After(deadline) {
 			return f, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Duration(1+rand.IntN(2*attempt)) * time.Millisecond):
+		case <-time.After(time.Duration(1+rand.IntN(min(1<<attempt, 50))) * time.Millisecond):
 		}
 	}
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,7 +122,7 @@ func (t *SearchMemoryTool) Call(ctx context.Context, inv tool.Invocation, args j
 	hits := make([]MemoryHit, 0, len(resp.Results))
 	for _, r := range resp.Results {
 		hits = append(hits, MemoryHit{SessionID: r.SessionID, EventID: r.EventID, Author: r.Author, Timestamp: r.Timestamp,
-			Score: r.Score, Content: truncate(r.Content, t.MaxContent)})
+			Score: r.Score, Content: Snippet(r.Content, in.Query, cmp.Or(t.MaxContent, DefaultToolContentLen))})
 	}
 	out := &SearchMemoryResult{Results: hits}
 	if t.Facts != nil && filter.IsZero() { // facts are no session's, author's or time's
@@ -150,14 +151,3 @@ func (t *SearchMemoryTool) Hints() tool.Hints {
 func (t *SearchMemoryTool) Output() *jsonschema.Schema { return searchMemoryOutput }
 
 var searchMemoryOutput = tool.SchemaFor[SearchMemoryResult]()
-
-func truncate(s string, n int) string {
-	if n <= 0 {
-		n = DefaultToolContentLen
-	}
-	runes := []rune(s)
-	if len(runes) <= n {
-		return s
-	}
-	return string(runes[:n]) + "…"
-}

@@ -244,3 +244,33 @@ func TestErrorsSpeakTheClientsLanguage(t *testing.T) {
 		t.Errorf("a path no route has: %d", w.Code)
 	}
 }
+
+// A search over a huge message answers a snippet around the words asked
+// for, marked truncated; full_content asks for the whole.
+func TestSearchAnswersSnippets(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) { c.Server.Limits.MaxBodyMB = 4 })
+	u := "/v1/apps/a/users/alice"
+	do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s"})
+	huge := strings.Repeat("filler words without meaning ", 30000) + "the zeppelin lands at dusk " + strings.Repeat("more filler ", 10000)
+	if w := do(t, s, "POST", u+"/sessions/s/events", adminKey, map[string]any{"author": "alice",
+		"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": huge}}}}); w.Code != 201 {
+		t.Fatalf("append: %d %s", w.Code, w.Body)
+	}
+	var got struct {
+		Results []struct {
+			Content   string `json:"content"`
+			Truncated bool   `json:"truncated"`
+		} `json:"results"`
+	}
+	w := do(t, s, "POST", u+"/memory:search", adminKey, map[string]any{"query": "zeppelin"})
+	json.Unmarshal(w.Body.Bytes(), &got)
+	if len(got.Results) != 1 || !got.Results[0].Truncated || !strings.Contains(got.Results[0].Content, "zeppelin lands at dusk") || w.Body.Len() > 4000 {
+		t.Errorf("search: %d bytes, %+v", w.Body.Len(), got.Results)
+	}
+	w = do(t, s, "POST", u+"/memory:search", adminKey, map[string]any{"query": "zeppelin", "full_content": true})
+	got.Results = nil
+	json.Unmarshal(w.Body.Bytes(), &got)
+	if len(got.Results) != 1 || got.Results[0].Truncated || len(got.Results[0].Content) < len(huge)-1 {
+		t.Errorf("full_content: %d bytes, truncated %v", w.Body.Len(), got.Results[0].Truncated)
+	}
+}

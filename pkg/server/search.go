@@ -18,6 +18,7 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 		index.FilterArgs
 		RecencyHalfLife string `json:"recency_half_life"`
 		AsOf            string `json:"as_of"`
+		FullContent     bool   `json:"full_content"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -49,9 +50,13 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.metrics.searchLatency.Observe(time.Since(start).Seconds())
-	results := resp.Results
-	if results == nil {
-		results = []index.SearchResult{}
+	results := make([]searchHit, len(resp.Results))
+	for i, r := range resp.Results {
+		results[i].SearchResult = r
+		if !req.FullContent {
+			results[i].Content = index.Snippet(r.Content, req.Query, snippetChars)
+			results[i].Truncated = results[i].Content != r.Content
+		}
 	}
 	out := map[string]any{"results": results}
 	// The user's curated facts that match, current (or as of as_of); a
@@ -68,6 +73,17 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// snippetChars bounds a result's content unless full_content asks for
+// it whole: a search over a 1 MB message need not answer 1 MB.
+const snippetChars = 1000
+
+// searchHit is a search result as the API answers it.
+type searchHit struct {
+	index.SearchResult
+	// Truncated: Content is a snippet around the query's words.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // rebuildState is the latest rebuild started through the API.
