@@ -311,7 +311,7 @@ func TestIndexFailureDoesNotFailTheTurn(t *testing.T) {
 func TestRealModel(t *testing.T) {
 	base, model := os.Getenv("HECTOR_TEST_LLM_BASE_URL"), os.Getenv("HECTOR_TEST_LLM_MODEL")
 	if base == "" || model == "" {
-		t.Skip("HECTOR_TEST_LLM_BASE_URL and HECTOR_TEST_LLM_MODEL are not set")
+		t.Skip("opt-in: set HECTOR_TEST_LLM_BASE_URL and HECTOR_TEST_LLM_MODEL to run against a real model")
 	}
 	client, err := llm.New(llm.Config{BaseURL: base, Model: model, APIKey: os.Getenv("HECTOR_TEST_LLM_API_KEY")})
 	if err != nil {

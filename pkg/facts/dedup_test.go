@@ -70,7 +70,7 @@ func TestDeterministicDedup(t *testing.T) {
 	}
 	measure("words alone", func(int) (float64, bool) { return 0, false }, 0.06)
 	if race.Enabled {
-		t.Skip("the sentence encoder is measured without the race detector, which slows it tenfold")
+		t.Skip("second pass: the sentence encoder is measured without the race detector, which slows it tenfold")
 	}
 	e, err := use.New()
 	if err != nil {

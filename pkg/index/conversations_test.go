@@ -19,7 +19,7 @@ import (
 // prints the figures.
 func TestConversationRetrieval(t *testing.T) {
 	if race.Enabled {
-		t.Skip("measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
+		t.Skip("second pass: measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
 	}
 	set := indextest.Conversations()
 	t.Logf("%d pairs, %d turns, %d questions", len(set.Owners), set.Turns(), len(set.Questions))

@@ -36,7 +36,7 @@ func FuzzSnippet(f *testing.F) {
 			n += 500
 		}
 		if !utf8.ValidString(content) {
-			t.Skip("stored content is UTF-8")
+			t.Skip("n/a: stored content is UTF-8")
 		}
 		got := Snippet(content, query, n)
 		if !utf8.ValidString(got) {

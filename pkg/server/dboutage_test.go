@@ -35,7 +35,7 @@ func proxyPostgres(t *testing.T, dsn string) (*pgProxy, string) {
 		rest = append(rest, f)
 	}
 	if fields["host"] == "" {
-		t.Skip("the outage test needs a DSN of key=value pairs with a host")
+		t.Skip("n/a: the outage test needs a DSN of key=value pairs with a host")
 	}
 	p := &pgProxy{network: "tcp", target: net.JoinHostPort(fields["host"], cmpOr(fields["port"], "5432"))}
 	if strings.HasPrefix(fields["host"], "/") {

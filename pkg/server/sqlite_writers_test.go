@@ -23,7 +23,7 @@ import (
 // no write fails, and what was acknowledged is there afterwards.
 func TestSQLiteWritersQueue(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for 10 s")
+		t.Skip("n/a: -short, and it runs for 10 s")
 	}
 	s := serverOn(t, "sqlite", t.TempDir()+"/hector.db", func(c *config.Config) {
 		c.Server.Artifacts = config.Artifacts{Backend: "sql", Database: "main", MaxSizeMB: 1}

@@ -310,7 +310,7 @@ func TestRealEndpoints(t *testing.T) {
 		}
 		t.Run(strings.ToLower(p), func(t *testing.T) {
 			if base == "" {
-				t.Skipf("HECTOR_TEST_%s_* is not set", p)
+				t.Skipf("opt-in: set HECTOR_TEST_%s_* to run against a real embedding API", p)
 			}
 			dims, _ := strconv.Atoi(os.Getenv("HECTOR_TEST_" + p + "_DIMENSIONS"))
 			cfg := HTTPConfig{BaseURL: base, Model: os.Getenv("HECTOR_TEST_" + p + "_MODEL"), APIKey: os.Getenv("HECTOR_TEST_" + p + "_API_KEY"), Dimensions: dims}

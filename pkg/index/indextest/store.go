@@ -69,7 +69,7 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 		return idx
 	})
 	if race.Enabled {
-		t.Skip("the retrieval comparison is measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
+		t.Skip("second pass: the retrieval comparison is measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
 	}
 	set := Conversations().Subset(5)
 	e := &memoized{Embedder: Builtin(t), vectors: map[string][]float32{}}

@@ -378,7 +378,7 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 // role is not a name, and matches nothing.
 func testAuthorsAreSearchable(t *testing.T, newIndex Factory) {
 	if idx := newIndex(t); idx.Name() == string(index.KindVector) {
-		t.Skip("a vector index finds texts by their meaning, not by words")
+		t.Skip("n/a: a vector index finds texts by their meaning, not by words")
 	}
 	sessions := session.NewInMemoryService()
 	idx := newIndex(t)
@@ -550,7 +550,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	idx := newIndex(t, index.WithSnapshot(path), quiet)
 	if ip, ok := idx.(interface{ InProcess() bool }); !ok || !ip.InProcess() {
-		t.Skip("the index lives in an external store, not in a snapshot")
+		t.Skip("n/a: the index lives in an external store, not in a snapshot")
 	}
 	if !idx.IsPersisted() {
 		t.Fatal("an index with a snapshot says it is not persisted")

@@ -62,7 +62,7 @@ func TestErasure(t *testing.T) {
 func TestRealPinecone(t *testing.T) {
 	key, host := os.Getenv("HECTOR_TEST_PINECONE_API_KEY"), os.Getenv("HECTOR_TEST_PINECONE_HOST")
 	if key == "" || host == "" {
-		t.Skip("HECTOR_TEST_PINECONE_API_KEY and HECTOR_TEST_PINECONE_HOST are not set")
+		t.Skip("opt-in: set HECTOR_TEST_PINECONE_API_KEY and HECTOR_TEST_PINECONE_HOST to run against a real Pinecone")
 	}
 	indextest.RunStore(t, func(t testing.TB, _ string) index.Store {
 		s, err := pinecone.New(pinecone.Config{Host: host, APIKey: key})

@@ -24,7 +24,7 @@ func BenchmarkIndexHeap(b *testing.B) {
 func realQdrant(b testing.TB) indextest.StoreFactory {
 	addr := os.Getenv("HECTOR_TEST_QDRANT_ADDR")
 	if addr == "" {
-		b.Skip("HECTOR_TEST_QDRANT_ADDR is not set: no real Qdrant to run against")
+		b.Skip("opt-in: set HECTOR_TEST_QDRANT_ADDR to run against a real Qdrant")
 	}
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -87,7 +87,7 @@ func testRestore(t *testing.T, svc session.Service) {
 func testErasedTombstones(t *testing.T, svc session.Service) {
 	eraser, ok := svc.(session.TombstoneEraser)
 	if !ok {
-		t.Skipf("%T keeps no tombstones", svc)
+		t.Skipf("n/a: %T keeps no tombstones", svc)
 	}
 	ctx := t.Context()
 	s := create(t, svc, "gone", nil)

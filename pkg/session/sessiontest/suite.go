@@ -972,7 +972,7 @@ func testDeleteHooks(t *testing.T, newService Factory) {
 func testListOwners(t *testing.T, svc session.Service) {
 	lister, ok := svc.(session.OwnerLister)
 	if !ok {
-		t.Skip("this backend does not list owners")
+		t.Skip("n/a: this backend does not list owners")
 	}
 	ctx := t.Context()
 	for _, o := range [][3]string{{"a", "alice", "s1"}, {"a", "alice", "s2"}, {"a", "bob", "s1"}, {"b", "carol", "s1"}} {
