@@ -1,0 +1,72 @@
+// Package python holds the Python client (clients/python/hector, standard
+// library only) and the test that runs its own tests, against a real
+// `hector serve` built from this tree.
+package python
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The Python tests pass: the client is in step with ../openapi.json
+// (tests/test_openapi.py) and drives a real server (tests/test_client.py).
+func TestPythonClient(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: scripts/test installs it when it can")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hector")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/hector").CombinedOutput(); err != nil {
+		t.Fatalf("building hector: %v\n%s", err, out)
+	}
+	const admin, alice = "admin-key-0123456789", "alice-key-0123456789"
+	config := filepath.Join(dir, "hector.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf(`server:
+  index: {type: keyword}
+  auth:
+    api_keys:
+      - {name: admin, key: %s, role: admin}
+      - {name: alice, key: %s, role: user, app: travel, user: alice}
+`, admin, alice)), 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	serve := exec.Command(bin, "serve", "--config", config, "--address", addr)
+	serve.Env = append(os.Environ(), "HECTOR_DATA_DIR="+filepath.Join(dir, "data"), "HECTOR_FACTS_KEY=")
+	logs, _ := os.Create(filepath.Join(dir, "serve.log"))
+	serve.Stdout, serve.Stderr = logs, logs
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	url := "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			raw, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
+			t.Fatalf("hector serve did not become ready:\n%s", raw)
+		}
+	}
+	run := exec.Command(python, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
+	run.Env = append(os.Environ(), "HECTOR_TEST_URL="+url, "HECTOR_TEST_ADMIN_KEY="+admin, "HECTOR_TEST_ALICE_KEY="+alice, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := run.CombinedOutput()
+	t.Logf("python3 -m unittest:\n%s", out)
+	if err != nil {
+		t.Fatalf("the Python tests failed: %v", err)
+	}
+}
