@@ -573,8 +573,9 @@ type ListSessionsParams struct {
 
 // GetSessionParams defines parameters for GetSession.
 type GetSessionParams struct {
-	Recent *string `form:"recent,omitempty" json:"recent,omitempty"`
-	After  *string `form:"after,omitempty" json:"after,omitempty"`
+	Recent    *string `form:"recent,omitempty" json:"recent,omitempty"`
+	After     *string `form:"after,omitempty" json:"after,omitempty"`
+	BeforeSeq *string `form:"before_seq,omitempty" json:"before_seq,omitempty"`
 }
 
 // LoadArtifactParams defines parameters for LoadArtifact.
@@ -944,7 +945,7 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/apps/{app}/users/{user}/sessions/{id} (the `DeleteSession` operationId).
 	DeleteSession(ctx context.Context, app string, user string, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetSession Get a session (recent, after)
+	// GetSession Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before)
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/sessions/{id} (the `GetSession` operationId).
 	GetSession(ctx context.Context, app string, user string, id string, params *GetSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1704,7 +1705,7 @@ func (c *Client) DeleteSession(ctx context.Context, app string, user string, id 
 	return c.Client.Do(req)
 }
 
-// GetSession Get a session (recent, after)
+// GetSession Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before)
 //
 // Corresponds with GET /v1/apps/{app}/users/{user}/sessions/{id} (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, app string, user string, id string, params *GetSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3527,6 +3528,18 @@ func NewGetSessionRequest(server string, app string, user string, id string, par
 
 		}
 
+		if params.BeforeSeq != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before_seq", *params.BeforeSeq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4647,7 +4660,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/apps/{app}/users/{user}/sessions/{id} (the `DeleteSession` operationId).
 	DeleteSessionWithResponse(ctx context.Context, app string, user string, id string, reqEditors ...RequestEditorFn) (*DeleteSessionResponse, error)
 
-	// GetSessionWithResponse Get a session (recent, after)
+	// GetSessionWithResponse Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9834,7 +9847,7 @@ func (c *ClientWithResponses) DeleteSessionWithResponse(ctx context.Context, app
 	return ParseDeleteSessionResponse(rsp)
 }
 
-// GetSessionWithResponse Get a session (recent, after)
+// GetSessionWithResponse Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before)
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -423,7 +423,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a session (recent, after) */
+        /** Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before) */
         get: operations["getSession"];
         put?: never;
         post?: never;
@@ -3824,6 +3824,7 @@ export interface operations {
             query?: {
                 recent?: string;
                 after?: string;
+                before_seq?: string;
             };
             header?: never;
             path: {

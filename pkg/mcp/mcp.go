@@ -305,30 +305,14 @@ func (h *handlers) events(ctx context.Context, id Identity, sessionID string, li
 	if beforeSeq < 0 {
 		return getSessionOut{}, fmt.Errorf("before_seq must be positive, not %d", beforeSeq)
 	}
-	// Reading up to beforeSeq means reading the events after it too: a
-	// page is limit events past the ones it skips.
-	n := limit
-	if beforeSeq > 0 {
-		resp, err := h.svcs.Sessions.Get(ctx, &session.GetRequest{AppName: id.App, UserID: id.User, SessionID: sessionID, NumRecentEvents: 1})
-		if err != nil {
-			return getSessionOut{}, notFound(err, sessionID)
-		}
-		if ev := resp.Session.Events(); ev.Len() > 0 {
-			n += int(max(0, ev.At(0).Seq-beforeSeq+1))
-		}
-	}
-	resp, err := h.svcs.Sessions.Get(ctx, &session.GetRequest{AppName: id.App, UserID: id.User, SessionID: sessionID, NumRecentEvents: n})
+	resp, err := h.svcs.Sessions.Get(ctx, &session.GetRequest{AppName: id.App, UserID: id.User, SessionID: sessionID, NumRecentEvents: limit, BeforeSeq: beforeSeq})
 	if err != nil {
 		return getSessionOut{}, notFound(err, sessionID)
 	}
 	out := getSessionOut{Note: referenceNote, SessionID: sessionID, Events: []eventOut{}}
 	for ev := range resp.Session.Events().All() {
-		if beforeSeq > 0 && ev.Seq >= beforeSeq {
-			continue
-		}
 		out.Events = append(out.Events, eventOut{Seq: ev.Seq, ID: ev.ID, Author: ev.Author, Timestamp: ev.Timestamp, Message: ev.Message})
 	}
-	out.Events = out.Events[max(0, len(out.Events)-limit):]
 	if len(out.Events) > 0 && out.Events[0].Seq > 1 {
 		out.BeforeSeq = out.Events[0].Seq
 	}

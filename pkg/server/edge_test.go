@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,5 +273,43 @@ func TestSearchAnswersSnippets(t *testing.T) {
 	json.Unmarshal(w.Body.Bytes(), &got)
 	if len(got.Results) != 1 || got.Results[0].Truncated || len(got.Results[0].Content) < len(huge)-1 {
 		t.Errorf("full_content: %d bytes, truncated %v", w.Body.Len(), got.Results[0].Truncated)
+	}
+}
+
+// REST pages back through a session's events with recent and before_seq,
+// as MCP's get_session does.
+func TestSessionEventsPageBack(t *testing.T) {
+	s := newTestServer(t, nil)
+	u := "/v1/apps/a/users/alice/sessions"
+	do(t, s, "POST", u, adminKey, map[string]any{"session_id": "s"})
+	for i := range 7 {
+		do(t, s, "POST", u+"/s/events", adminKey, map[string]any{"author": "a", "message": map[string]any{"role": "user",
+			"parts": []any{map[string]any{"type": "text", "text": fmt.Sprint("m", i)}}}})
+	}
+	var pages []string
+	for before := ""; ; {
+		var got struct {
+			Events []struct {
+				Seq     int64
+				Message struct{ Parts []struct{ Text string } }
+			}
+		}
+		w := do(t, s, "GET", u+"/s?recent=3"+before, adminKey, nil)
+		json.Unmarshal(w.Body.Bytes(), &got)
+		if w.Code != 200 || len(got.Events) == 0 {
+			break
+		}
+		var page []string
+		for _, e := range got.Events {
+			page = append(page, e.Message.Parts[0].Text)
+		}
+		pages = append(pages, strings.Join(page, " "))
+		before = fmt.Sprintf("&before_seq=%d", got.Events[0].Seq)
+	}
+	if want := []string{"m4 m5 m6", "m1 m2 m3", "m0"}; !slices.Equal(pages, want) {
+		t.Errorf("pages = %q, want %q", pages, want)
+	}
+	if w := do(t, s, "GET", u+"/s?before_seq=-1", adminKey, nil); w.Code != 400 {
+		t.Errorf("a negative before_seq: %d", w.Code)
 	}
 }

@@ -360,7 +360,7 @@ func (s *Server) table() []route {
 
 		{method: "POST", name: "createSession", path: userPath + "/sessions", summary: "Create a session", scope: scopeUser, handle: s.createSession, request: "CreateSession", response: "Session", status: 201},
 		{method: "GET", name: "listSessions", path: userPath + "/sessions", summary: "List sessions, newest first", scope: scopeUser, handle: s.listSessions, query: []string{"page_size", "page_token"}, response: "SessionList", status: 200},
-		{method: "GET", name: "getSession", path: userPath + "/sessions/{id}", summary: "Get a session (recent, after)", scope: scopeUser, handle: s.getSession, query: []string{"recent", "after"}, response: "Session", status: 200},
+		{method: "GET", name: "getSession", path: userPath + "/sessions/{id}", summary: "Get a session: recent keeps the newest events, after those after a time, before_seq those before a sequence number (page back with recent and the first seq of the page before)", scope: scopeUser, handle: s.getSession, query: []string{"recent", "after", "before_seq"}, response: "Session", status: 200},
 		{method: "DELETE", name: "deleteSession", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
 		{method: "POST", name: "appendEvent", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
 		{method: "POST", name: "getContext", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},

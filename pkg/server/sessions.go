@@ -109,8 +109,12 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("query parameter after=%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
 		}
 	}
+	beforeSeq, err := intParam(r, "before_seq")
+	if err != nil {
+		return err
+	}
 	resp, err := s.svcs.Sessions.Get(r.Context(), &session.GetRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"),
-		SessionID: r.PathValue("id"), NumRecentEvents: recent, After: after})
+		SessionID: r.PathValue("id"), NumRecentEvents: recent, After: after, BeforeSeq: int64(beforeSeq)})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,9 @@ func (c *Cached) Get(ctx context.Context, req *GetRequest) (*GetResponse, error)
 	if err != nil {
 		return nil, err
 	}
+	if req.BeforeSeq > 0 { // a page back: the cache keeps the newest events
+		return c.Service.Get(ctx, req)
+	}
 	if _, ok := c.serve(key, req, nil); ok {
 		// The session's state and last event, fresh: the cache serves the
 		// rest only if that last event is the one it ends with.

@@ -95,11 +95,15 @@ func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetRespons
 		return nil, notFound(key)
 	}
 	var window []int // indexes of the events asked for
+	end := len(s.events) // event i has sequence number i+1
+	if req.BeforeSeq > 0 {
+		end = min(end, int(req.BeforeSeq-1))
+	}
 	from := 0
 	if n := req.NumRecentEvents; n > 0 && req.After.IsZero() {
-		from = max(0, len(s.events)-n)
+		from = max(0, end-n)
 	}
-	for i := from; i < len(s.events); i++ {
+	for i := from; i < end; i++ {
 		if req.After.IsZero() || s.events[i].TimestampNs > req.After.UnixNano() {
 			window = append(window, i)
 		}

@@ -100,11 +100,15 @@ type CreateRequest struct {
 type CreateResponse struct{ Session Session }
 
 // GetRequest reads a session. NumRecentEvents > 0 keeps only that many of the
-// newest events; a non-zero After keeps only events with a later timestamp.
+// newest events; a non-zero After keeps only events with a later timestamp;
+// BeforeSeq > 0 keeps only events with a lower sequence number, so that
+// NumRecentEvents and BeforeSeq page back through a session (the next page
+// is before the first event of this one).
 type GetRequest struct {
 	AppName, UserID, SessionID string
 	NumRecentEvents            int
 	After                      time.Time
+	BeforeSeq                  int64
 }
 
 // GetResponse holds the session read.

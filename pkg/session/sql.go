@@ -207,6 +207,10 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 			q += " AND timestamp_ns > ?"
 			args = append(args, req.After.UnixNano())
 		}
+		if req.BeforeSeq > 0 {
+			q += " AND seq < ?"
+			args = append(args, req.BeforeSeq)
+		}
 		if req.NumRecentEvents > 0 {
 			// Newest first with a limit walks the primary key backwards: the
 			// cost depends on the events asked for, not on the session's length.
@@ -254,6 +258,10 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 	if !req.After.IsZero() {
 		q += " AND timestamp_ns > ?"
 		args = append(args, req.After.UnixNano())
+	}
+	if req.BeforeSeq > 0 {
+		q += " AND seq < ?"
+		args = append(args, req.BeforeSeq)
 	}
 	if req.NumRecentEvents > 0 {
 		q += " ORDER BY seq DESC LIMIT ?" // walks the primary key backwards, as on SQLite

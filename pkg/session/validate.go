@@ -138,6 +138,9 @@ func checkGet(req *GetRequest) (sessionKey, error) {
 	if req.NumRecentEvents < 0 {
 		return sessionKey{}, invalid("NumRecentEvents %d is negative", req.NumRecentEvents)
 	}
+	if req.BeforeSeq < 0 {
+		return sessionKey{}, invalid("BeforeSeq %d is negative", req.BeforeSeq)
+	}
 	return sessionKey{owner{req.AppName, req.UserID}, req.SessionID}, nil
 }
 

@@ -200,8 +200,12 @@ class Client:
     def list_sessions(self, app: str, user: str, page_size: Optional[int] = None, page_token: Optional[str] = None) -> JSON:
         return self._json("GET", self._user(app, user) + "/sessions", {"page_size": page_size, "page_token": page_token})
 
-    def get_session(self, app: str, user: str, id: str, recent: Optional[int] = None, after: Optional[str] = None) -> Session:
-        return self._json("GET", f"{self._user(app, user)}/sessions/{_q(id)}", {"recent": recent, "after": after})
+    def get_session(self, app: str, user: str, id: str, recent: Optional[int] = None, after: Optional[str] = None,
+                    before_seq: Optional[int] = None) -> Session:
+        """Reads a session: recent keeps the newest events, after those after
+        an RFC 3339 time, before_seq those before a sequence number (to page
+        back, pass the first seq of the page before)."""
+        return self._json("GET", f"{self._user(app, user)}/sessions/{_q(id)}", {"recent": recent, "after": after, "before_seq": before_seq})
 
     def delete_session(self, app: str, user: str, id: str) -> None:
         self._send("DELETE", f"{self._user(app, user)}/sessions/{_q(id)}")

@@ -423,27 +423,37 @@ func testPartialLoading(t *testing.T, svc session.Service) {
 	for _, tc := range []struct {
 		recent int
 		after  time.Time
+		before int64
 		want   []string
 	}{
-		{0, time.Time{}, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
-		{3, time.Time{}, []string{"7", "8", "9"}},
-		{20, time.Time{}, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
-		{0, base.Add(6 * time.Minute), []string{"7", "8", "9"}},
-		{2, base.Add(6 * time.Minute), []string{"8", "9"}},
-		{5, base.Add(6*time.Minute + 30*time.Second), []string{"7", "8", "9"}},
-		{0, base.Add(time.Hour), nil},
+		{0, time.Time{}, 0, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		{3, time.Time{}, 0, []string{"7", "8", "9"}},
+		{20, time.Time{}, 0, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		{0, base.Add(6 * time.Minute), 0, []string{"7", "8", "9"}},
+		{2, base.Add(6 * time.Minute), 0, []string{"8", "9"}},
+		{5, base.Add(6*time.Minute + 30*time.Second), 0, []string{"7", "8", "9"}},
+		{0, base.Add(time.Hour), 0, nil},
+		// Paging back: events 5, 6, 7 have seq 6, 7, 8.
+		{3, time.Time{}, 9, []string{"5", "6", "7"}},
+		{3, time.Time{}, 3, []string{"0", "1"}},
+		{3, time.Time{}, 1, nil},
+		{0, time.Time{}, 4, []string{"0", "1", "2"}},
+		{0, base.Add(time.Minute), 5, []string{"2", "3"}},
+		{3, time.Time{}, 50, []string{"7", "8", "9"}},
 	} {
-		resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1", NumRecentEvents: tc.recent, After: tc.after})
+		resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1", NumRecentEvents: tc.recent, After: tc.after, BeforeSeq: tc.before})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := texts(resp.Session); !slices.Equal(got, tc.want) {
-			t.Errorf("Get(recent %d, after %v) = %q, want %q", tc.recent, tc.after, got, tc.want)
+			t.Errorf("Get(recent %d, after %v, before seq %d) = %q, want %q", tc.recent, tc.after, tc.before, got, tc.want)
 		}
 		if resp.Session.LastSeq() != 10 {
 			t.Errorf("partial Get: last seq %d, want 10 whatever was loaded", resp.Session.LastSeq())
 		}
 	}
+	_, err := svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1", BeforeSeq: -1})
+	wantErr(t, "a negative BeforeSeq", err, session.ErrInvalidArgument)
 }
 
 func listAll(t *testing.T, svc session.Service, appName, userID string, pageSize int, between func()) []string {
