@@ -94,7 +94,7 @@ func (m *inMemoryService) Get(ctx context.Context, req *GetRequest) (*GetRespons
 	if s == nil {
 		return nil, notFound(key)
 	}
-	var window []int // indexes of the events asked for
+	var window []int     // indexes of the events asked for
 	end := len(s.events) // event i has sequence number i+1
 	if req.BeforeSeq > 0 {
 		end = min(end, int(req.BeforeSeq-1))
