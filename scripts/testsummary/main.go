@@ -51,7 +51,7 @@ func main() {
 		switch ev.Action {
 		case "output", "build-output":
 			if ev.Test == "" {
-				if out := ev.Output; out != "PASS\n" && !strings.HasPrefix(out, "=== ") {
+				if out := ev.Output; out != "PASS\n" && out != "testing: warning: no tests to run\n" && !strings.HasPrefix(out, "=== ") {
 					fmt.Print(out)
 				}
 				continue
