@@ -70,7 +70,7 @@ func TestDataDirHoldsEverything(t *testing.T) {
 			p.stop(t)
 			for _, want := range []string{"data directory: " + data, "sessions:       sqlite " + filepath.Join(data, "hector.db"),
 				"artifacts:      " + filepath.Join(data, "artifacts"), "facts key:      " + filepath.Join(data, "facts.key"),
-				"snapshot " + filepath.Join(data, "index", "hybrid.snapshot")} {
+				"snapshot " + filepath.Join(data, "index", "hybrid.snapshot"), "agents:         none (an agents: section of the configuration hosts some)"} {
 				if !strings.Contains(p.banner, want) {
 					t.Errorf("start-up lines lack %q:\n%s", want, p.banner)
 				}

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +53,16 @@ func printLocations(w io.Writer, cfg *config.Config) {
 	for _, l := range cfg.Locations() {
 		fmt.Fprintf(w, "  %-15s %s\n", l.What+":", l.Where)
 	}
+	agents := "none (an agents: section of the configuration hosts some)"
+	if len(cfg.Agents) > 0 {
+		var names []string
+		for _, name := range slices.Sorted(maps.Keys(cfg.Agents)) {
+			a := cfg.Agents[name]
+			names = append(names, fmt.Sprintf("%s (app %s, model %s)", name, cmp.Or(a.App, name), cfg.LLMs[a.LLM].Model))
+		}
+		agents = strings.Join(names, ", ") + "; POST /v1/agents/{name}/run"
+	}
+	fmt.Fprintf(w, "  %-15s %s\n", "agents:", agents)
 }
 
 func serve(cfg *config.Config) error {

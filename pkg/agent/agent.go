@@ -126,6 +126,9 @@ func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Serv
 // App is the app the agent's sessions belong to.
 func (r *Runner) App() string { return r.cfg.App }
 
+// Tools names the tools the agent's model may call, in order.
+func (r *Runner) Tools() []string { return slices.Sorted(maps.Keys(r.tools)) }
+
 // Request is one user message to the agent. An empty SessionID starts a new session.
 type Request struct {
 	UserID, SessionID, Message string

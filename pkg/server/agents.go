@@ -1,13 +1,17 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hectormem/hector/pkg/agent"
@@ -173,4 +177,41 @@ func runError(err error) error {
 		return &apiError{http.StatusBadGateway, "model_error", err.Error() + " (your message is saved)"}
 	}
 	return err
+}
+
+// agentInfo is a configured agent as GET /v1/agents describes it.
+type agentInfo struct {
+	Name          string   `json:"name"`
+	App           string   `json:"app"`
+	LLM           string   `json:"llm"`
+	Model         string   `json:"model"`
+	WorkingMemory string   `json:"working_memory"`
+	Tools         []string `json:"tools"`       // what its model may call: Hector's and its MCP servers'
+	MCPServers    []string `json:"mcp_servers"` // whose tools it may call
+	Run           string   `json:"run"`         // where to run a turn
+}
+
+// listAgents lists the configured agents the caller may run: every one for
+// the admin, its app's for an app's or a user's credential.
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	p := principalOf(r.Context())
+	out := []agentInfo{}
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.Agents)) {
+		a := s.cfg.Agents[name]
+		app := cmp.Or(a.App, name)
+		if p.role != roleAdmin && p.app != "" && p.app != app {
+			continue
+		}
+		info := agentInfo{Name: name, App: app, LLM: a.LLM, Model: s.cfg.LLMs[a.LLM].Model, WorkingMemory: cmp.Or(a.WorkingMemory.Type, "all"),
+			Tools: []string{}, MCPServers: []string{}, Run: "/v1/agents/" + url.PathEscape(name) + "/run"}
+		if runner := s.agents[name]; runner != nil {
+			info.Tools = runner.Tools()
+		}
+		for _, m := range a.MCPServers {
+			info.MCPServers = append(info.MCPServers, m.Name)
+		}
+		out = append(out, info)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+	return nil
 }

@@ -261,3 +261,18 @@ func TestAgentStreamFlag(t *testing.T) {
 		t.Errorf("?stream=maybe: %d %s", w.Code, w.Body)
 	}
 }
+
+// GET /v1/agents lists the agents a credential may run, with what they
+// run on and the tools their model may call; another app's are not listed.
+func TestListAgents(t *testing.T) {
+	s, _ := agentServer(t)
+	want := `{"agents":[{"name":"assistant","app":"a","llm":"fake","model":"fake-model","working_memory":"buffer_window","tools":["search_memory"],"mcp_servers":[],"run":"/v1/agents/assistant/run"}]}`
+	for _, key := range []string{adminKey, appAKey, aliceKey} {
+		if w := do(t, s, "GET", "/v1/agents", key, nil); w.Code != 200 || strings.TrimSpace(w.Body.String()) != want {
+			t.Errorf("GET /v1/agents with %s: %d %s", key[:5], w.Code, w.Body)
+		}
+	}
+	if w := do(t, s, "GET", "/v1/agents", appBKey, nil); w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"agents":[]}` {
+		t.Errorf("another app's credential: %d %s", w.Code, w.Body)
+	}
+}

@@ -146,6 +146,8 @@ var schemas = map[string]any{
 		"budget": obj(map[string]any{"per_hour": num, "per_day": num}),
 		"apps":   array(obj(map[string]any{"app": str, "hour_tokens": num, "day_tokens": num})), "totals": anyObj}),
 	"ProtectedResource": obj(map[string]any{"resource": str, "authorization_servers": array(str), "bearer_methods_supported": array(str), "resource_name": str}),
+	"AgentList": obj(map[string]any{"agents": array(obj(map[string]any{"name": str, "app": str, "llm": str, "model": str, "working_memory": str,
+		"tools": array(str), "mcp_servers": array(str), "run": str}))}),
 	"ImportSummary": obj(map[string]any{"from": obj(map[string]any{"app_name": str, "user_id": str}), "sessions": num, "events": num,
 		"user_state_keys": num, "fact_versions": num, "artifact_versions": num}),
 	"ErasureReceipt": obj(map[string]any{"app_name": str, "user_id": str, "by": str, "state": str, "resumed": num, "started": str, "finished": str,

@@ -353,6 +353,10 @@ class Client:
 
     # -- agents and the Memory Gateway ---------------------------------------
 
+    def list_agents(self) -> JSON:
+        """The configured agents this credential may run."""
+        return self._json("GET", "/v1/agents")
+
     def run_agent(self, agent: str, user_id: str, message: str, app: Optional[str] = None,
                   session_id: Optional[str] = None, stream: bool = False) -> Any:
         """Runs one turn of a hosted agent for user_id; without session_id a
