@@ -8,8 +8,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/hectormem/hector/pkg/config"
@@ -52,6 +52,10 @@ Logs go to stderr; stdout carries the protocol.`,
 }
 
 // mcpLocal serves from the configuration's own stores.
+// stdioDrain bounds how long hector mcp, its input closed, waits for the
+// answers to the requests it read.
+const stdioDrain = 30 * time.Second
+
 func mcpLocal(ctx context.Context, cfg *config.Config, id mcp.Identity) error {
 	logger := newLogger()
 	release, err := lockDataDir(cfg, "hector mcp")
@@ -65,7 +69,7 @@ func mcpLocal(ctx context.Context, cfg *config.Config, id mcp.Identity) error {
 	}
 	defer svcs.Close()
 	server := mcp.NewServer(mcp.Services{Sessions: svcs.Sessions, Index: svcs.Index, Facts: svcs.Facts, WritePolicy: cfg.Server.MCP.WritePolicy}, mcp.Fixed(id))
-	return server.Run(ctx, &sdk.StdioTransport{})
+	return server.Run(ctx, mcp.Stdio(stdioDrain))
 }
 
 // mcpRemote serves over stdio what a running server serves at /mcp.
@@ -84,5 +88,5 @@ func mcpRemote(ctx context.Context, url, app, user string) error {
 	if err != nil {
 		return err
 	}
-	return server.Run(ctx, &sdk.StdioTransport{})
+	return server.Run(ctx, mcp.Stdio(stdioDrain))
 }

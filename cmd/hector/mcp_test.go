@@ -282,3 +282,34 @@ func TestMCPStdioNeedsTheCredentialAServerAsksFor(t *testing.T) {
 		t.Errorf("hector mcp --server without a key, on a server with auth on: %v %s", err, out)
 	}
 }
+
+// A client that writes its requests and closes its end at once (a script
+// piping them in) gets every answer before hector mcp exits.
+func TestStdioAnswersBeforeExiting(t *testing.T) {
+	requests := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"bees"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "mcp", "--app", "demo", "--user", "alice", "--data-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "HECTOR_FACTS_KEY=")
+	cmd.Stdin = strings.NewReader(requests) // read to its end at once
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hector mcp: %v", err)
+	}
+	answered := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+			answered[m.ID] = true
+		}
+	}
+	if !answered[1] || !answered[2] || !answered[3] {
+		t.Errorf("answered %v of requests 1, 2 and 3:\n%s", answered, out)
+	}
+}
