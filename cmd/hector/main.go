@@ -4,17 +4,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/datadir"
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=1.2.3".
@@ -43,7 +46,18 @@ for examples.`,
 			fmt.Printf("hector %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		},
 	})
-	if err := root.Execute(); err != nil {
+	// Traces go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT says where;
+	// without it this installs nothing.
+	stopTracing, err := telemetry.Start(context.Background(), "hector", version)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hector:", err)
+		os.Exit(1)
+	}
+	err = root.Execute()
+	flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	stopTracing(flush) // the spans not sent yet
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "hector:", err)
 		os.Exit(1)
 	}

@@ -18,12 +18,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/factsearch"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/state"
+	"github.com/hectormem/hector/pkg/telemetry"
 	"github.com/hectormem/hector/pkg/tool"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -153,10 +156,12 @@ type Result struct {
 type Observer func(kind string, data any)
 
 // Run runs one turn.
-func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (*Result, error) {
+func (r *Runner) Run(ctx context.Context, req Request, observe Observer) (_ *Result, err error) {
 	if strings.TrimSpace(req.Message) == "" {
 		return nil, fmt.Errorf("%w: the message is empty", session.ErrInvalidArgument)
 	}
+	ctx, span := telemetry.Span(ctx, "agent.turn", attribute.String("hector.agent", r.cfg.Name), attribute.String("hector.app", r.cfg.App))
+	defer func() { telemetry.End(span, err) }()
 	if observe == nil {
 		observe = func(string, any) {}
 	}
@@ -366,7 +371,10 @@ func (r *Runner) runTool(ctx context.Context, inv tool.Invocation, tc llm.ToolCa
 	if !ok {
 		return fmt.Sprintf("error: there is no tool named %q", tc.Function.Name), true
 	}
+	ctx, span := telemetry.Span(ctx, "execute_tool "+tc.Function.Name, attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", tc.Function.Name))
 	out, err := t.Call(ctx, inv, json.RawMessage(orEmpty(tc.Function.Arguments)))
+	telemetry.End(span, err)
 	if err != nil {
 		return "error: " + err.Error(), true
 	}

@@ -24,10 +24,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hectormem/hector/pkg/errkind"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // Model is the chat model extraction asks (llm.Client is one).
@@ -180,7 +183,14 @@ type Result struct {
 // Extract reads the request's messages and stores the facts the model
 // finds in them, in the user's scope. The model's proposals pass the facts
 // policy as any write does; a refusal is counted and audited, never stored.
-func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
+func (x *Extractor) Extract(ctx context.Context, req Request) (out *Result, err error) {
+	ctx, span := telemetry.Span(ctx, "extract", attribute.String("hector.app", req.AppName))
+	defer func() {
+		if out != nil {
+			span.SetAttributes(attribute.Int("hector.events", out.Events), attribute.Int("hector.facts", len(out.Facts)))
+		}
+		telemetry.End(span, err)
+	}()
 	ctx, leave, err := x.enter(ctx, userKey{req.AppName, req.UserID})
 	if err != nil {
 		return nil, err
@@ -207,7 +217,7 @@ func (x *Extractor) Extract(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	scope := facts.UserScope(req.AppName, req.UserID)
-	out := &Result{Events: len(msgs), Facts: []facts.Fact{}, ToSeq: upTo}
+	out = &Result{Events: len(msgs), Facts: []facts.Fact{}, ToSeq: upTo}
 	for batch := range slices.Chunk(msgs, x.cfg.MaxEvents) {
 		if err = x.extractBatch(ctx, req, scope, batch, out); err != nil {
 			break

@@ -7,7 +7,10 @@ import (
 	"sort"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // CatchUp applies the change feed from the index's cursor to its head, if
@@ -15,10 +18,12 @@ import (
 // deletions past the cursor (as far as one page of the feed), so that a
 // session deleted through it is gone from the shared store at once; the
 // leader applies the rest.
-func (x *Index) CatchUp(ctx context.Context, sessions session.Service) error {
+func (x *Index) CatchUp(ctx context.Context, sessions session.Service) (err error) {
 	if sessions == nil {
 		return fmt.Errorf("%w: CatchUp needs the session service to read from", ErrInvalidArgument)
 	}
+	ctx, span := telemetry.Span(ctx, "index.catch_up", attribute.String("hector.index.store", x.store.Name()))
+	defer func() { telemetry.End(span, err) }()
 	if err := x.usable(ctx); err != nil {
 		return err
 	}

@@ -13,9 +13,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/index/embed"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // Live is an index as a server runs it: a Service that follows the
@@ -96,6 +99,9 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		position = NewMemoryPosition()
 	}
 	o := newOptions(opts)
+	if e != nil {
+		e = tracedEmbedder{e}
+	}
 	x := &Index{kind: kind, store: store, embedder: e, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
 	x.local, _ = store.(*memoryStore)
 	x.leads.Store(x.local != nil) // the process always leads its own store
@@ -246,11 +252,14 @@ func (x *Index) Ready(ctx context.Context) error {
 
 func (x *Index) Cursor(ctx context.Context) (int64, error) { return x.position.Cursor(ctx) }
 
-func (x *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse, error) {
+func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchResponse, err error) {
 	limit, err := validateSearch(req)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := telemetry.Span(ctx, "index.search", attribute.String("hector.index.kind", string(x.kind)),
+		attribute.String("hector.index.store", x.store.Name()), attribute.Bool("hector.index.filtered", !req.Filter.IsZero()))
+	defer func() { telemetry.End(span, err) }()
 	if err := x.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -314,22 +323,27 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (*SearchResponse
 
 // ranked runs one search on the store and orders its results the same
 // way whichever the store, keeping the best limit.
-func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) ([]SearchResult, error) {
+func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) (_ []SearchResult, err error) {
 	if len(q.Terms) == 0 && q.Vector == nil {
 		return nil, nil
 	}
+	signal := "keyword"
+	if q.Vector != nil {
+		signal = "vector"
+	}
+	ctx, span := telemetry.Span(ctx, "index.search."+signal, attribute.String("hector.index.store", x.store.Name()))
+	defer func() { telemetry.End(span, err) }()
 	results, err := x.store.Search(ctx, o, q)
 	if err != nil {
 		return nil, x.failed(ctx, "searching", err)
 	}
+	span.SetAttributes(attribute.Int("hector.index.results", len(results)))
 	if !q.Filter.IsZero() { // a store may keep a little more (see Filter.Window)
 		results = slices.DeleteFunc(results, func(r SearchResult) bool { return !q.Filter.keepsResult(r) })
 	}
 	return bestMatches(results, limit), nil
 }
 
-// Holds says how many of a session's events the store still has a
-// document of: after a session is erased, none.
 // Forget removes every document of one (app, user), of whichever session,
 // and what the store keeps of them besides (see OwnerDropper), and says
 // how many documents it found: erasing a person. Asked again, it finds 0.
@@ -408,3 +422,13 @@ func validateSearch(req *SearchRequest) (int, error) {
 }
 
 func (x *Index) logger() *slog.Logger { return x.opts.log() }
+
+// tracedEmbedder gives each embedding call a span: how many texts, by which
+// embedder (never the texts).
+type tracedEmbedder struct{ embed.Embedder }
+
+func (e tracedEmbedder) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
+	ctx, span := telemetry.Span(ctx, "embed", attribute.String("hector.embedder", e.Fingerprint()), attribute.Int("hector.texts", len(texts)))
+	defer func() { telemetry.End(span, err) }()
+	return e.Embedder.Embed(ctx, texts)
+}

@@ -18,6 +18,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // Message is one chat message.
@@ -206,7 +211,18 @@ func (c *Client) Stream(ctx context.Context, req Request, onText func(string)) (
 // written, not the way it was asked for: some servers and proxies ignore
 // "stream". An answer that carries nothing (no text, no tool calls) is an
 // error, never an empty reply.
-func (c *Client) call(ctx context.Context, req Request, stream bool, onText func(string)) (*Response, error) {
+func (c *Client) call(ctx context.Context, req Request, stream bool, onText func(string)) (out *Response, err error) {
+	// The GenAI conventions' span: the model and the tokens, never the messages.
+	ctx, span := telemetry.Tracer.Start(ctx, "chat "+c.cfg.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.request.model", c.cfg.Model),
+		attribute.Bool("hector.llm.stream", stream), attribute.Int("hector.llm.messages", len(req.Messages)), attribute.Int("hector.llm.tools", len(req.Tools))))
+	defer func() {
+		if out != nil {
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", out.Usage.PromptTokens), attribute.Int("gen_ai.usage.output_tokens", out.Usage.CompletionTokens),
+				attribute.StringSlice("gen_ai.response.finish_reasons", []string{out.FinishReason}), attribute.Int("hector.llm.tool_calls", len(out.ToolCalls)))
+		}
+		telemetry.End(span, err)
+	}()
 	resp, cancel, err := c.send(ctx, req, stream)
 	if err != nil {
 		return nil, err
@@ -215,7 +231,6 @@ func (c *Client) call(ctx context.Context, req Request, stream bool, onText func
 	defer resp.Body.Close()
 	contentType := resp.Header.Get("Content-Type")
 	mediaType, _, _ := mime.ParseMediaType(contentType)
-	var out *Response
 	switch {
 	case mediaType == "text/event-stream":
 		out, err = c.readStream(resp.Body, onText)

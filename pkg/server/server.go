@@ -22,6 +22,7 @@ import (
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/console"
+	"github.com/hectormem/hector/pkg/telemetry"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
 
@@ -90,7 +91,13 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	for _, rt := range s.routes {
 		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
 	}
-	mux.Handle("/mcp", s.mcpHandler())
+	mcpHandler := s.mcpHandler()
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		r, endSpan := telemetry.Request(r, r.Method+" /mcp")
+		defer func() { endSpan(rec.status) }()
+		mcpHandler.ServeHTTP(rec, r)
+	}))
 	ui, err := console.New(mux, s.auth.enabled(), logger)
 	if err != nil {
 		return nil, err
@@ -220,7 +227,11 @@ func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		defer func() { s.metrics.observe(rt.method+" "+rt.path, rec.status, time.Since(start)) }()
+		r, endSpan := telemetry.Request(r, rt.method+" "+rt.path)
+		defer func() {
+			endSpan(rec.status)
+			s.metrics.observe(rt.method+" "+rt.path, rec.status, time.Since(start))
+		}()
 		err := s.admit(rt, r)
 		if err == nil {
 			err = checkQuery(rt, r)

@@ -16,9 +16,12 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/hectormem/hector/internal/writelock"
 	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // SQLService stores sessions in a SQL database through GORM: SQLite (see
@@ -469,7 +472,9 @@ func (s *SQLService) appendOneOnPostgres(ctx context.Context, sess Session, ev *
 	return p.finish(ev, seq, cursor, now)
 }
 
-func (s *SQLService) AppendEvents(ctx context.Context, sess Session, evs []*Event, opts ...AppendOption) error {
+func (s *SQLService) AppendEvents(ctx context.Context, sess Session, evs []*Event, opts ...AppendOption) (err error) {
+	ctx, span := telemetry.Span(ctx, "session.append", attribute.String("db.system.name", s.stmts.dialect), attribute.Int("hector.events", len(evs)))
+	defer func() { telemetry.End(span, err) }()
 	if len(evs) == 1 && s.stmts.dialect == "postgres" {
 		return s.appendOneOnPostgres(ctx, sess, evs[0], opts)
 	}

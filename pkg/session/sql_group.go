@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // groupCommit lets concurrent writes share a transaction and its commit:
@@ -29,12 +33,21 @@ type queuedWrite struct {
 // run runs fn in the next group on wr and returns its outcome.
 func (g *groupCommit) run(ctx context.Context, wr *sqliteWriter, fn func(*sqlTx) error) error {
 	w := &queuedWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	start := time.Now()
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
 	if g.running {
 		g.mu.Unlock()
-		return w.outcome() // the leader runs it; its outcome is final either way
+		err := w.outcome() // the leader runs it; its outcome is final either way
+		// What an operator asks of a slow append: how long it waited for the group that committed it.
+		trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("hector.group_commit.led", false),
+			attribute.Float64("hector.group_commit.ms", float64(time.Since(start).Microseconds())/1000))
+		return err
 	}
+	defer func() {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("hector.group_commit.led", true),
+			attribute.Float64("hector.group_commit.ms", float64(time.Since(start).Microseconds())/1000))
+	}()
 	// The first write to find no group running leads: it commits groups
 	// until the queue is empty, its own in the first.
 	g.running = true

@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/pkg/session"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/hectormem/hector/pkg/telemetry"
 )
 
 // SummaryAuthor is the author of the summary events summary_buffer makes.
@@ -87,7 +91,9 @@ func (s *summaryBuffer) CheckAndSummarize(ctx context.Context, events []*session
 		previous = latest.Message.Text()
 		first = latest.Actions.Summary.FirstSeq
 	}
+	ctx, span := telemetry.Span(ctx, "workingmemory.summarize", attribute.Int("hector.events", len(evicted)))
 	text, err := s.summarizer.Summarize(ctx, previous, evicted)
+	telemetry.End(span, err)
 	if err != nil {
 		return nil, fmt.Errorf("working memory: summarizing %d events: %w", len(evicted), err)
 	}
