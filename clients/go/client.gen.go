@@ -153,6 +153,7 @@ type ContextRequest struct {
 type CreateSession struct {
 	SessionId *string                 `json:"session_id,omitempty"`
 	State     *map[string]interface{} `json:"state,omitempty"`
+	Title     *string                 `json:"title,omitempty"`
 }
 
 // ErasureReceipt defines model for ErasureReceipt.
@@ -503,6 +504,7 @@ type Session struct {
 	LastSeq        *int                    `json:"last_seq,omitempty"`
 	LastUpdateTime *string                 `json:"last_update_time,omitempty"`
 	State          *map[string]interface{} `json:"state,omitempty"`
+	Title          *string                 `json:"title,omitempty"`
 	UserId         *string                 `json:"user_id,omitempty"`
 }
 
@@ -529,6 +531,11 @@ type StoreFact struct {
 	Tags       *[]string `json:"tags,omitempty"`
 	TtlSeconds *int      `json:"ttl_seconds,omitempty"`
 	Value      string    `json:"value"`
+}
+
+// UpdateSession defines model for UpdateSession.
+type UpdateSession struct {
+	Title string `json:"title"`
 }
 
 // UserList defines model for UserList.
@@ -583,6 +590,7 @@ type FactHistoryParams struct {
 type ListSessionsParams struct {
 	PageSize  *string `form:"page_size,omitempty" json:"page_size,omitempty"`
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
+	Order     *string `form:"order,omitempty" json:"order,omitempty"`
 }
 
 // GetSessionParams defines parameters for GetSession.
@@ -632,6 +640,9 @@ type SearchMemoryJSONRequestBody = SearchRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody = CreateSession
+
+// UpdateSessionJSONRequestBody defines body for UpdateSession for application/json ContentType.
+type UpdateSessionJSONRequestBody = UpdateSession
 
 // GetContextJSONRequestBody defines body for GetContext for application/json ContentType.
 type GetContextJSONRequestBody = ContextRequest
@@ -940,7 +951,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/apps/{app}/users/{user}/memory:search (the `SearchMemory` operationId).
 	SearchMemory(ctx context.Context, app string, user string, body SearchMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListSessions List sessions, newest first
+	// ListSessions List sessions, newest created first, or with order=updated last updated first
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/sessions (the `ListSessions` operationId).
 	ListSessions(ctx context.Context, app string, user string, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -968,6 +979,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/sessions/{id} (the `GetSession` operationId).
 	GetSession(ctx context.Context, app string, user string, id string, params *GetSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSessionWithBody Name a session: {"title": "…"} (an empty title removes it)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithBody(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSession Name a session: {"title": "…"} (an empty title removes it)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSession(ctx context.Context, app string, user string, id string, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListArtifacts List artifacts
 	//
@@ -1675,7 +1700,7 @@ func (c *Client) SearchMemory(ctx context.Context, app string, user string, body
 	return c.Client.Do(req)
 }
 
-// ListSessions List sessions, newest first
+// ListSessions List sessions, newest created first, or with order=updated last updated first
 //
 // Corresponds with GET /v1/apps/{app}/users/{user}/sessions (the `ListSessions` operationId).
 func (c *Client) ListSessions(ctx context.Context, app string, user string, params *ListSessionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1744,6 +1769,40 @@ func (c *Client) DeleteSession(ctx context.Context, app string, user string, id 
 // Corresponds with GET /v1/apps/{app}/users/{user}/sessions/{id} (the `GetSession` operationId).
 func (c *Client) GetSession(ctx context.Context, app string, user string, id string, params *GetSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSessionRequest(c.Server, app, user, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSessionWithBody Name a session: {"title": "…"} (an empty title removes it)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+func (c *Client) UpdateSessionWithBody(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSessionRequestWithBody(c.Server, app, user, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSession Name a session: {"title": "…"} (an empty title removes it)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+func (c *Client) UpdateSession(ctx context.Context, app string, user string, id string, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSessionRequest(c.Server, app, user, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3400,6 +3459,18 @@ func NewListSessionsRequest(server string, app string, user string, params *List
 
 		}
 
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -3611,6 +3682,67 @@ func NewGetSessionRequest(server string, app string, user string, id string, par
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUpdateSessionRequest calls the generic UpdateSession builder with application/json body
+func NewUpdateSessionRequest(server string, app string, user string, id string, body UpdateSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSessionRequestWithBody(server, app, user, id, "application/json", bodyReader)
+}
+
+// NewUpdateSessionRequestWithBody constructs an http.Request for the UpdateSession method, with any body, and a specified content type
+func NewUpdateSessionRequestWithBody(server string, app string, user string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app", app, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s/users/%s/sessions/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4700,7 +4832,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/apps/{app}/users/{user}/memory:search (the `SearchMemory` operationId).
 	SearchMemoryWithResponse(ctx context.Context, app string, user string, body SearchMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*SearchMemoryResponse, error)
 
-	// ListSessionsWithResponse List sessions, newest first
+	// ListSessionsWithResponse List sessions, newest created first, or with order=updated last updated first
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4734,6 +4866,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/apps/{app}/users/{user}/sessions/{id} (the `GetSession` operationId).
 	GetSessionWithResponse(ctx context.Context, app string, user string, id string, params *GetSessionParams, reqEditors ...RequestEditorFn) (*GetSessionResponse, error)
+
+	// UpdateSessionWithBodyWithResponse Name a session: {"title": "…"} (an empty title removes it)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithBodyWithResponse(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error)
+
+	// UpdateSessionWithResponse Name a session: {"title": "…"} (an empty title removes it)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+	UpdateSessionWithResponse(ctx context.Context, app string, user string, id string, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error)
 
 	// ListArtifactsWithResponse List artifacts
 	//
@@ -7932,6 +8078,110 @@ func (r GetSessionResponse) ContentType() string {
 	return ""
 }
 
+type UpdateSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Session
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSessionResponse) GetJSON200() *Session {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateSessionResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateSessionResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateSessionResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateSessionResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateSessionResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateSessionResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateSessionResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateSessionResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateSessionResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListArtifactsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9973,7 +10223,7 @@ func (c *ClientWithResponses) SearchMemoryWithResponse(ctx context.Context, app 
 	return ParseSearchMemoryResponse(rsp)
 }
 
-// ListSessionsWithResponse List sessions, newest first
+// ListSessionsWithResponse List sessions, newest created first, or with order=updated last updated first
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10036,6 +10286,32 @@ func (c *ClientWithResponses) GetSessionWithResponse(ctx context.Context, app st
 		return nil, err
 	}
 	return ParseGetSessionResponse(rsp)
+}
+
+// UpdateSessionWithBodyWithResponse Name a session: {"title": "…"} (an empty title removes it)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+func (c *ClientWithResponses) UpdateSessionWithBodyWithResponse(ctx context.Context, app string, user string, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error) {
+	rsp, err := c.UpdateSessionWithBody(ctx, app, user, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSessionResponse(rsp)
+}
+
+// UpdateSessionWithResponse Name a session: {"title": "…"} (an empty title removes it)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app}/users/{user}/sessions/{id} (the `UpdateSession` operationId).
+func (c *ClientWithResponses) UpdateSessionWithResponse(ctx context.Context, app string, user string, id string, body UpdateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSessionResponse, error) {
+	rsp, err := c.UpdateSession(ctx, app, user, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSessionResponse(rsp)
 }
 
 // ListArtifactsWithResponse List artifacts
@@ -12881,6 +13157,95 @@ func ParseGetSessionResponse(rsp *http.Response) (*GetSessionResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateSessionResponse parses an HTTP response from a UpdateSessionWithResponse call
+func ParseUpdateSessionResponse(rsp *http.Response) (*UpdateSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Session
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error

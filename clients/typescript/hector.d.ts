@@ -422,7 +422,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List sessions, newest first */
+        /** List sessions, newest created first, or with order=updated last updated first */
         get: operations["listSessions"];
         put?: never;
         /** Create a session */
@@ -448,7 +448,8 @@ export interface paths {
         delete: operations["deleteSession"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Name a session: {"title": "…"} (an empty title removes it) */
+        patch: operations["updateSession"];
         trace?: never;
     };
     "/v1/apps/{app}/users/{user}/sessions/{id}/artifacts": {
@@ -723,6 +724,7 @@ export interface components {
             state?: {
                 [key: string]: unknown;
             };
+            title?: string;
         };
         ErasureReceipt: {
             app_name?: string;
@@ -1023,6 +1025,7 @@ export interface components {
             state?: {
                 [key: string]: unknown;
             };
+            title?: string;
             user_id?: string;
         };
         SessionList: {
@@ -1043,6 +1046,9 @@ export interface components {
             tags?: string[];
             ttl_seconds?: number;
             value: string;
+        };
+        UpdateSession: {
+            title: string;
         };
         UserList: {
             next_page_token?: string;
@@ -3739,6 +3745,7 @@ export interface operations {
             query?: {
                 page_size?: string;
                 page_token?: string;
+                order?: string;
             };
             header?: never;
             path: {
@@ -4107,6 +4114,115 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app: string;
+                user: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSession"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -83,6 +83,15 @@ server:
 	api("POST", alice+"/trip/events", text("user", "user", "<script>alert(1)</script> is not code here"))
 	api("PUT", alice+"/trip/artifacts/plan.txt", "Day 1: Alfama")
 	api("PUT", alice+"/trip/artifacts/dot.png", string(onePixelPNG))
+	// A long session, with a huge message: paged, and clipped.
+	api("POST", alice, map[string]any{"session_id": "long", "title": "A long talk"})
+	for i := range 130 {
+		body := fmt.Sprintf("message %d", i)
+		if i == 129 {
+			body = "the huge one " + strings.Repeat("lorem ipsum ", 20000)
+		}
+		api("POST", alice+"/long/events", text("user", "user", body))
+	}
 	api("POST", "/v1/apps/a/users/bob/sessions", map[string]any{"session_id": "bobs"})
 	api("POST", "/v1/apps/a/users/bob/sessions/bobs/events", text("user", "user", "bob's secret plan: Porto"))
 	return hs
@@ -376,6 +385,26 @@ func TestBrowser(t *testing.T) {
 	}
 	api("POST", "/v1/apps/a/users/carol/sessions", map[string]any{"session_id": "c1"})
 	api("POST", "/v1/apps/a/users/carol/facts", map[string]any{"key": "hobby", "value": "Carol keeps bees"})
+	// A long session: its title heads the page; the huge message is clipped;
+	// older events are a click away, a page at a time.
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice"), chromedp.Click(`a[href$="/sessions/long"]`, chromedp.ByQuery), chromedp.WaitVisible("ol.timeline", chromedp.ByQuery))
+	if got := b.text("h1"); !strings.HasPrefix(got, "A long talk") {
+		t.Errorf("the long session's heading: %q", got)
+	}
+	if got := b.text("ol.timeline li:last-child .clipped"); !strings.Contains(got, "more characters, not shown") {
+		t.Errorf("the huge message's note: %q", got)
+	}
+	var shown int
+	b.run(chromedp.Evaluate(`document.querySelectorAll("ol.timeline > li").length`, &shown))
+	if shown != 100 {
+		t.Errorf("%d events on the first page, want 100", shown)
+	}
+	b.run(chromedp.Click(`a[href^="?before="]`, chromedp.ByQuery), chromedp.WaitVisible(`#event-`+firstEventID(t, hs, "long"), chromedp.ByQuery))
+	b.run(chromedp.Evaluate(`document.querySelectorAll("ol.timeline > li").length`, &shown))
+	if shown != 30 {
+		t.Errorf("%d events on the older page, want the first 30", shown)
+	}
+
 	// Exporting her first: the link downloads her archive.
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/carol"))
 	archive := b.download(`section.export a`)
@@ -431,6 +460,20 @@ func TestBrowser(t *testing.T) {
 
 func lastEventID(t *testing.T, hs *httptest.Server, session string) string {
 	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?recent=1", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct{ Events []struct{ ID string } }
+	json.NewDecoder(resp.Body).Decode(&s)
+	return s.Events[0].ID
+}
+
+// firstEventID is the ID of a session's first event.
+func firstEventID(t *testing.T, hs *httptest.Server, session string) string {
+	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?recent=1&before_seq=2", nil)
 	req.Header.Set("Authorization", "Bearer "+adminKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -308,6 +308,15 @@ func (c *Console) render(req *request, status int, page string, data map[string]
 }
 
 var funcs = template.FuncMap{
+	// clip is the start of a long text, and how many characters it leaves
+	// out: a megabyte message would make a page no browser shows well.
+	"clip": func(text string) clipped {
+		r := []rune(text)
+		if len(r) <= maxShownChars {
+			return clipped{Text: text}
+		}
+		return clipped{Text: string(r[:maxShownChars]), Left: len(r) - maxShownChars}
+	},
 	"path": func(parts ...string) string {
 		var b strings.Builder
 		for _, p := range parts {
@@ -335,4 +344,12 @@ var funcs = template.FuncMap{
 		return string(raw)
 	},
 	"query": url.QueryEscape,
+}
+
+// maxShownChars bounds the text of one message part a page shows.
+const maxShownChars = 5000
+
+type clipped struct {
+	Text string
+	Left int // characters not shown
 }

@@ -97,6 +97,7 @@ func (o owner) page(name string) string {
 
 type sessionRow struct {
 	ID         string         `json:"id"`
+	Title      string         `json:"title"`
 	State      map[string]any `json:"state"`
 	LastSeq    int64          `json:"last_seq"`
 	LastUpdate time.Time      `json:"last_update_time"`
@@ -117,7 +118,7 @@ func (c *Console) renderSessions(req *request, status int, extra map[string]any)
 		Sessions      []sessionRow `json:"sessions"`
 		NextPageToken string       `json:"next_page_token"`
 	}
-	if !c.get(req, o.api()+"/sessions?page_size=20&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
+	if !c.get(req, o.api()+"/sessions?order=updated&page_size=20&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
 		return
 	}
 	data := map[string]any{"Title": o.User + " · sessions", "Owner": o, "Tab": "sessions", "Sessions": page.Sessions, "Next": page.NextPageToken}
@@ -162,8 +163,18 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request) {
 		sessionRow
 		Events []*session.Event `json:"events"`
 	}
-	if !c.get(req, o.api()+"/sessions/"+url.PathEscape(id)+"?recent=500", &s) {
+	// A page of the newest events, or of those before ?before=N: a session
+	// of 100,000 events shows as quickly as one of ten.
+	path := o.api() + "/sessions/" + url.PathEscape(id) + "?recent=" + strconv.Itoa(eventsPerPage)
+	if before := r.URL.Query().Get("before"); before != "" {
+		path += "&before_seq=" + url.QueryEscape(before)
+	}
+	if !c.get(req, path, &s) {
 		return
+	}
+	var older int64 // the first event shown, when there are events before it
+	if len(s.Events) > 0 && s.Events[0].Seq > 1 {
+		older = s.Events[0].Seq
 	}
 	results := map[string]*session.ToolResult{}
 	for _, ev := range s.Events {
@@ -193,11 +204,18 @@ func (c *Console) sessionPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	c.render(req, http.StatusOK, "session", map[string]any{"Title": "Session " + id, "Owner": o, "Tab": "sessions", "Session": s.sessionRow,
-		"Events": timeline, "Shown": len(s.Events), "Artifacts": arts.Artifacts, "Previews": previews, "Strategies": strategies})
+	title := "Session " + id
+	if s.Title != "" {
+		title = s.Title
+	}
+	c.render(req, http.StatusOK, "session", map[string]any{"Title": title, "Owner": o, "Tab": "sessions", "Session": s.sessionRow,
+		"Events": timeline, "Shown": len(s.Events), "Older": older, "Artifacts": arts.Artifacts, "Previews": previews, "Strategies": strategies})
 }
 
 var strategies = []string{"all", "buffer_window", "token_window", "summary_buffer"}
+
+// eventsPerPage is how many events a session's page shows.
+const eventsPerPage = 100
 
 func truncate(s string, n int) string {
 	if r := []rune(s); len(r) > n {

@@ -235,7 +235,7 @@ func TestErrorsSpeakTheClientsLanguage(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s; want 400 saying %s, and no Go type", tc.method, tc.path, tc.body, w.Code, w.Body, tc.want)
 		}
 	}
-	for path, allow := range map[string]string{u + "/sessions": "POST, GET", u: "DELETE", u + "/sessions/s": "GET, DELETE"} {
+	for path, allow := range map[string]string{u + "/sessions": "POST, GET", u: "DELETE", u + "/sessions/s": "GET, PATCH, DELETE"} {
 		w := send(s, "PUT", path, "application/json", `{}`)
 		if w.Code != 405 || w.Header().Get("Allow") != allow || !strings.Contains(w.Body.String(), "not PUT") {
 			t.Errorf("PUT %s: %d %q %s; want 405 with Allow %q", path, w.Code, w.Header().Get("Allow"), w.Body, allow)
@@ -311,5 +311,50 @@ func TestSessionEventsPageBack(t *testing.T) {
 	}
 	if w := do(t, s, "GET", u+"/s?before_seq=-1", adminKey, nil); w.Code != 400 {
 		t.Errorf("a negative before_seq: %d", w.Code)
+	}
+}
+
+// A session has an optional title, given at creation or by a PATCH, and
+// the list can put the session updated last first.
+func TestSessionTitlesAndUpdateOrder(t *testing.T) {
+	s := newTestServer(t, nil)
+	u := "/v1/apps/a/users/alice/sessions"
+	if w := do(t, s, "POST", u, aliceKey, map[string]any{"session_id": "trip", "title": "Trip to Lisbon"}); w.Code != 201 || !strings.Contains(w.Body.String(), `"title":"Trip to Lisbon"`) {
+		t.Fatalf("create with a title: %d %s", w.Code, w.Body)
+	}
+	do(t, s, "POST", u, aliceKey, map[string]any{"session_id": "chores"})
+	if w := do(t, s, "PATCH", u+"/chores", aliceKey, map[string]any{"title": "Chores"}); w.Code != 200 || !strings.Contains(w.Body.String(), `"title":"Chores"`) {
+		t.Errorf("PATCH a title: %d %s", w.Code, w.Body)
+	}
+	for body, want := range map[string]string{`{}`: `{"title": "…"}`, `{"title": "a\u0007b"}`: "control character", `{"state": {}}`: `unknown field "state"`} {
+		w := send(s, "PATCH", u+"/chores", "application/json", body)
+		var e struct{ Error struct{ Message string } }
+		json.Unmarshal(w.Body.Bytes(), &e)
+		if w.Code != 400 || !strings.Contains(e.Error.Message, want) {
+			t.Errorf("PATCH %s: %d %s", body, w.Code, w.Body)
+		}
+	}
+	if w := do(t, s, "PATCH", u+"/nothing", aliceKey, map[string]any{"title": "x"}); w.Code != 404 {
+		t.Errorf("PATCH a session that does not exist: %d", w.Code)
+	}
+	do(t, s, "POST", u+"/trip/events", aliceKey, map[string]any{"author": "alice", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "written last"}}}})
+	ids := func(order string) []string {
+		var got struct{ Sessions []struct{ ID string } }
+		w := do(t, s, "GET", u+order, aliceKey, nil)
+		json.Unmarshal(w.Body.Bytes(), &got)
+		var out []string
+		for _, x := range got.Sessions {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	if got := ids(""); !slices.Equal(got, []string{"chores", "trip"}) {
+		t.Errorf("newest created first: %q", got)
+	}
+	if got := ids("?order=updated"); !slices.Equal(got, []string{"trip", "chores"}) {
+		t.Errorf("last updated first: %q", got)
+	}
+	if w := do(t, s, "GET", u+"?order=sideways", aliceKey, nil); w.Code != 400 {
+		t.Errorf("an unknown order: %d", w.Code)
 	}
 }

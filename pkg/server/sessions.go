@@ -12,6 +12,7 @@ import (
 
 type sessionJSON struct {
 	ID             string           `json:"id"`
+	Title          string           `json:"title,omitempty"`
 	AppName        string           `json:"app_name"`
 	UserID         string           `json:"user_id"`
 	State          map[string]any   `json:"state"`
@@ -21,7 +22,7 @@ type sessionJSON struct {
 }
 
 func toJSON(s session.Session) sessionJSON {
-	out := sessionJSON{ID: s.ID(), AppName: s.AppName(), UserID: s.UserID(), State: maps.Collect(s.State().All()),
+	out := sessionJSON{ID: s.ID(), Title: s.Title(), AppName: s.AppName(), UserID: s.UserID(), State: maps.Collect(s.State().All()),
 		LastSeq: s.LastSeq(), LastUpdateTime: s.LastUpdateTime()}
 	for ev := range s.Events().All() {
 		out.Events = append(out.Events, ev)
@@ -32,6 +33,7 @@ func toJSON(s session.Session) sessionJSON {
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		SessionID string         `json:"session_id"`
+		Title     string         `json:"title"`
 		State     map[string]any `json:"state"`
 	}
 	if r.ContentLength != 0 {
@@ -39,7 +41,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	resp, err := s.svcs.Sessions.Create(r.Context(), &session.CreateRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"), SessionID: req.SessionID, State: req.State})
+	resp, err := s.svcs.Sessions.Create(r.Context(), &session.CreateRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"), SessionID: req.SessionID,
+		State: req.State, Title: req.Title})
 	if err != nil {
 		return err
 	}
@@ -82,8 +85,16 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var byUpdate bool
+	switch order := r.URL.Query().Get("order"); order {
+	case "", "created":
+	case "updated":
+		byUpdate = true
+	default:
+		return badRequest("query parameter order=%q is not created (newest created first, the default) or updated (last updated first)", order)
+	}
 	resp, err := s.svcs.Sessions.List(r.Context(), &session.ListRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"),
-		PageSize: size, PageToken: r.URL.Query().Get("page_token")})
+		PageSize: size, PageToken: r.URL.Query().Get("page_token"), ByUpdate: byUpdate})
 	if err != nil {
 		return err
 	}
@@ -238,4 +249,31 @@ func (s *Server) strategy(cfg workingmemory.Config) (workingmemory.Strategy, err
 		s.strategies[cfg] = st
 	}
 	return st, nil
+}
+
+// updateSession changes what a session is named: {"title": "…"}; an empty
+// title removes it.
+func (s *Server) updateSession(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Title *string `json:"title"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Title == nil {
+		return badRequest(`the body must be {"title": "…"}: the title is the one thing a session's PATCH changes`)
+	}
+	err := s.svcs.Sessions.SetTitle(r.Context(), &session.SetTitleRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"),
+		SessionID: r.PathValue("id"), Title: *req.Title})
+	if err != nil {
+		return err
+	}
+	resp, err := s.svcs.Sessions.Get(r.Context(), &session.GetRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"), SessionID: r.PathValue("id"), NumRecentEvents: 1})
+	if err != nil {
+		return err
+	}
+	out := toJSON(resp.Session)
+	out.Events = nil
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }

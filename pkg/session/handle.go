@@ -12,6 +12,7 @@ import (
 // own copies: changing them never reaches the store.
 type handle struct {
 	id, app, user string
+	title         string
 	state         *state.Map
 
 	// ref marks a handle made by Ref, whose IDs no service has checked.
@@ -36,6 +37,7 @@ func Ref(appName, userID, sessionID string) Session {
 func (h *handle) ID() string         { return h.id }
 func (h *handle) AppName() string    { return h.app }
 func (h *handle) UserID() string     { return h.user }
+func (h *handle) Title() string      { return h.title }
 func (h *handle) State() state.State { return h.state }
 
 func (h *handle) Events() Events {

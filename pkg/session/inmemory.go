@@ -34,6 +34,7 @@ type sessionKey struct {
 
 type memSession struct {
 	createdNs, updatedNs int64
+	title                string
 	state                map[string]any
 	events               []eventRow
 	// decoded holds events[i] decoded once, at append, so a read copies
@@ -77,7 +78,7 @@ func (m *inMemoryService) Create(ctx context.Context, req *CreateRequest) (*Crea
 	if m.sessions[key.owner] == nil {
 		m.sessions[key.owner] = make(map[string]*memSession)
 	}
-	m.sessions[key.owner][key.id] = &memSession{createdNs: now, updatedNs: now, state: sessionState, eventIDs: make(map[string]bool)}
+	m.sessions[key.owner][key.id] = &memSession{createdNs: now, updatedNs: now, title: req.Title, state: sessionState, eventIDs: make(map[string]bool)}
 	m.applyShared(key.owner, d)
 	return &CreateResponse{Session: m.handleLocked(key, nil, d.Temp)}, nil
 }
@@ -138,19 +139,25 @@ func (m *inMemoryService) List(ctx context.Context, req *ListRequest) (*ListResp
 		id string
 		s  *memSession
 	}
+	ns := func(s *memSession) int64 {
+		if req.ByUpdate {
+			return s.updatedNs
+		}
+		return s.createdNs
+	}
 	var page []listed
 	for id, s := range m.sessions[o] {
-		if from.before(s.createdNs, id) {
+		if from.before(ns(s), id) {
 			page = append(page, listed{id, s})
 		}
 	}
 	slices.SortFunc(page, func(a, b listed) int {
-		return cmp.Or(cmp.Compare(b.s.createdNs, a.s.createdNs), cmp.Compare(b.id, a.id))
+		return cmp.Or(cmp.Compare(ns(b.s), ns(a.s)), cmp.Compare(b.id, a.id))
 	})
 	resp := &ListResponse{}
 	if len(page) > size {
 		page = page[:size]
-		resp.NextPageToken = listPosition{page[size-1].s.createdNs, page[size-1].id}.token()
+		resp.NextPageToken = listPosition{ns(page[size-1].s), page[size-1].id, req.ByUpdate}.token()
 	}
 	for _, l := range page {
 		resp.Sessions = append(resp.Sessions, m.handleLocked(sessionKey{o, l.id}, nil, nil))
@@ -233,6 +240,21 @@ func (m *inMemoryService) AppendEvents(ctx context.Context, s Session, evs []*Ev
 	}
 	stored.updatedNs = now.UnixNano()
 	return finishBatch(batch, evs, lastSeq+1, cursors, now)
+}
+
+func (m *inMemoryService) SetTitle(ctx context.Context, req *SetTitleRequest) error {
+	key, err := checkSetTitle(req)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.session(key)
+	if s == nil {
+		return notFound(key)
+	}
+	s.title = req.Title
+	return nil
 }
 
 func (m *inMemoryService) AppState(ctx context.Context, appName string) (map[string]any, error) {
@@ -333,7 +355,7 @@ func (m *inMemoryService) handleLocked(key sessionKey, events []*Event, temp map
 	s := m.session(key)
 	merged := state.Merge(m.appState[key.app], m.userState[key.owner], s.state, temp)
 	return &handle{
-		id: key.id, app: key.app, user: key.user,
+		id: key.id, app: key.app, user: key.user, title: s.title,
 		state:   state.NewMap(merged, m.maxValueBytes),
 		events:  events,
 		lastSeq: int64(len(s.events)),

@@ -6,11 +6,13 @@ import (
 )
 
 // listPosition is where a page of List ended: sessions are ordered by
-// creation time then ID, newest first, so a session created while a caller
-// pages cannot shift the pages it has not read yet.
+// creation time (or last update, ByUpdate) then ID, newest first, so a
+// session created while a caller pages cannot shift the pages it has not
+// read yet.
 type listPosition struct {
-	CreatedNs int64  `json:"c"`
-	ID        string `json:"i"`
+	Ns       int64  `json:"c"` // the creation or update time of the page's last session
+	ID       string `json:"i"`
+	ByUpdate bool   `json:"u,omitempty"`
 }
 
 func (p listPosition) token() string {
@@ -33,9 +35,10 @@ func parsePageToken(token string) (*listPosition, error) {
 	return &p, nil
 }
 
-// before reports whether a session created at createdNs with id comes after p in List's order.
-func (p *listPosition) before(createdNs int64, id string) bool {
-	return p == nil || createdNs < p.CreatedNs || (createdNs == p.CreatedNs && id < p.ID)
+// before reports whether a session of time ns (its creation or last
+// update, as the listing is ordered) and id comes after p in List's order.
+func (p *listPosition) before(ns int64, id string) bool {
+	return p == nil || ns < p.Ns || (ns == p.Ns && id < p.ID)
 }
 
 func pageSize(n int) (int, error) {

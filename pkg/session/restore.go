@@ -25,6 +25,7 @@ type Restorer interface {
 // keys are never stored). A zero LastUpdateTime is the restore's time.
 type RestoreRequest struct {
 	AppName, UserID, SessionID string
+	Title                      string
 	State                      map[string]any
 	Events                     []*Event
 	LastUpdateTime             time.Time
@@ -36,6 +37,9 @@ func (l limits) checkRestore(req *RestoreRequest) (sessionKey, map[string]any, [
 		return sessionKey{}, nil, nil, 0, invalid("restore request is nil")
 	}
 	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return sessionKey{}, nil, nil, 0, err
+	}
+	if err := checkTitle(req.Title); err != nil {
 		return sessionKey{}, nil, nil, 0, err
 	}
 	key := sessionKey{owner{req.AppName, req.UserID}, req.SessionID}
@@ -67,11 +71,11 @@ func (s *SQLService) Restore(ctx context.Context, req *RestoreRequest) (Session,
 		return nil, err
 	}
 	err = s.write(ctx, func(w *sqlTx) error {
-		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq) VALUES (?, ?, ?, ?, ?, ?)"
+		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq, title) VALUES (?, ?, ?, ?, ?, ?, ?)"
 		if w.dialect != "mysql" {
 			insert += " ON CONFLICT DO NOTHING"
 		}
-		n, err := w.exec(insert, key.app, key.user, key.id, time.Now().UnixNano(), updatedNs, len(batch))
+		n, err := w.exec(insert, key.app, key.user, key.id, time.Now().UnixNano(), updatedNs, len(batch), req.Title)
 		if s.isDuplicateKey(err) {
 			n, err = 0, nil
 		}
@@ -113,7 +117,7 @@ func (m *inMemoryService) Restore(ctx context.Context, req *RestoreRequest) (Ses
 		m.mu.Unlock()
 		return nil, alreadyExists(key)
 	}
-	stored := &memSession{createdNs: time.Now().UnixNano(), updatedNs: updatedNs, state: map[string]any{}, eventIDs: make(map[string]bool)}
+	stored := &memSession{createdNs: time.Now().UnixNano(), updatedNs: updatedNs, title: req.Title, state: map[string]any{}, eventIDs: make(map[string]bool)}
 	state.Apply(stored.state, state.CloneMap(sessionState))
 	rows := make([]eventRow, len(batch))
 	for i, p := range batch {

@@ -34,6 +34,8 @@ type Service interface {
 	List(ctx context.Context, req *ListRequest) (*ListResponse, error)
 	// Delete removes the session, its events and its session state.
 	Delete(ctx context.Context, req *DeleteRequest) error
+	// SetTitle names what a session is about ("" removes its title).
+	SetTitle(ctx context.Context, req *SetTitleRequest) error
 	// AppendEvent stores ev and applies its state delta in one transaction,
 	// then updates s and fills in ev's ID (if empty), Timestamp (if zero), Seq
 	// and Cursor. Partial events are ignored. On error nothing was written
@@ -70,6 +72,9 @@ type Session interface {
 	ID() string
 	AppName() string
 	UserID() string
+	// Title is what the session is about, as its creator or SetTitle named
+	// it; "" when it has none.
+	Title() string
 	// State is the merged view of app:, user:, session and temp: keys.
 	// Setting a key here changes only this handle; to store a change, put it
 	// in an event's Actions.StateDelta.
@@ -94,7 +99,18 @@ type Events interface {
 type CreateRequest struct {
 	AppName, UserID, SessionID string
 	State                      map[string]any
+	// Title is optional: what the session is about (see MaxTitleChars).
+	Title string
 }
+
+// SetTitleRequest names what a session is about.
+type SetTitleRequest struct {
+	AppName, UserID, SessionID string
+	Title                      string
+}
+
+// MaxTitleChars bounds a session's title.
+const MaxTitleChars = 200
 
 // CreateResponse holds the new session.
 type CreateResponse struct{ Session Session }
@@ -114,12 +130,16 @@ type GetRequest struct {
 // GetResponse holds the session read.
 type GetResponse struct{ Session Session }
 
-// ListRequest lists one user's sessions, newest first. PageSize defaults to
-// DefaultPageSize and may not exceed MaxPageSize; PageToken continues a listing.
+// ListRequest lists one user's sessions, newest first: by creation, or,
+// with ByUpdate, by their last update (a session written to moves to the
+// front; one written while a caller pages may move out of the pages it
+// has not read). PageSize defaults to DefaultPageSize and may not exceed
+// MaxPageSize; PageToken continues a listing in the same order.
 type ListRequest struct {
 	AppName, UserID string
 	PageSize        int
 	PageToken       string
+	ByUpdate        bool
 }
 
 // Page sizes for List.

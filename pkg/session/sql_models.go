@@ -4,12 +4,13 @@ package session
 // the keys it names and concurrent writers of different keys never collide.
 
 type sessionRow struct {
-	AppName   string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:1"`
-	UserID    string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:2"`
-	ID        string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:4"`
+	AppName   string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:1;index:sessions_by_update,priority:1"`
+	UserID    string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:2;index:sessions_by_update,priority:2"`
+	ID        string `gorm:"primaryKey;size:128;index:sessions_by_age,priority:4;index:sessions_by_update,priority:4"`
 	CreatedNs int64  `gorm:"not null;index:sessions_by_age,priority:3"`
-	UpdatedNs int64  `gorm:"not null"`
+	UpdatedNs int64  `gorm:"not null;index:sessions_by_update,priority:3"`
 	LastSeq   int64  `gorm:"not null"`
+	Title     string `gorm:"size:1024;not null;default:''"` // at most MaxTitleChars characters
 }
 
 func (sessionRow) TableName() string { return "sessions" }

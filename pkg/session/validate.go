@@ -2,6 +2,10 @@ package session
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/state"
 )
@@ -124,8 +128,34 @@ func (l limits) checkCreate(req *CreateRequest) (sessionKey, state.Delta, error)
 	if err := validateSessionKey(req.AppName, req.UserID, id); err != nil {
 		return sessionKey{}, state.Delta{}, err
 	}
+	if err := checkTitle(req.Title); err != nil {
+		return sessionKey{}, state.Delta{}, err
+	}
 	d, err := splitDelta(req.State, l.maxValueBytes)
 	return sessionKey{owner{req.AppName, req.UserID}, id}, d, err
+}
+
+// checkTitle refuses a title that is too long or holds control characters.
+func checkTitle(title string) error {
+	switch {
+	case !utf8.ValidString(title):
+		return invalid("the title is not valid UTF-8")
+	case utf8.RuneCountInString(title) > MaxTitleChars:
+		return invalid("the title has %d characters, over the limit of %d", utf8.RuneCountInString(title), MaxTitleChars)
+	case strings.ContainsFunc(title, unicode.IsControl):
+		return invalid("the title holds a control character")
+	}
+	return nil
+}
+
+func checkSetTitle(req *SetTitleRequest) (sessionKey, error) {
+	if req == nil {
+		return sessionKey{}, invalid("set-title request is nil")
+	}
+	if err := validateSessionKey(req.AppName, req.UserID, req.SessionID); err != nil {
+		return sessionKey{}, err
+	}
+	return sessionKey{owner{req.AppName, req.UserID}, req.SessionID}, checkTitle(req.Title)
 }
 
 func checkGet(req *GetRequest) (sessionKey, error) {
@@ -154,7 +184,9 @@ func checkList(req *ListRequest) (o owner, size int, from *listPosition, err err
 	if size, err = pageSize(req.PageSize); err != nil {
 		return o, 0, nil, err
 	}
-	from, err = parsePageToken(req.PageToken)
+	if from, err = parsePageToken(req.PageToken); err == nil && from != nil && from.ByUpdate != req.ByUpdate {
+		err = invalid("the page token continues a listing in another order: ask with the same ByUpdate, or start again")
+	}
 	return owner{req.AppName, req.UserID}, size, from, err
 }
 

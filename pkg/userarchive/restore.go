@@ -223,7 +223,7 @@ func readSessionFile(r io.Reader, appName, userID string) (*session.RestoreReque
 			if kind != "session" || json.Unmarshal(raw, &l) != nil {
 				return fmt.Errorf(`its first line is not {"kind":"session",…}`)
 			}
-			req.SessionID, req.State, req.LastUpdateTime = l.ID, l.State, l.LastUpdateTime
+			req.SessionID, req.Title, req.State, req.LastUpdateTime = l.ID, l.Title, l.State, l.LastUpdateTime
 		case kind == "event":
 			var l eventLine
 			if err := json.Unmarshal(raw, &l); err != nil {

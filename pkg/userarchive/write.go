@@ -76,6 +76,7 @@ type (
 	sessionLine struct {
 		Kind           string         `json:"kind"` // "session"
 		ID             string         `json:"id"`
+		Title          string         `json:"title,omitempty"`
 		State          map[string]any `json:"state"` // its own keys
 		LastUpdateTime time.Time      `json:"last_update_time"`
 	}
@@ -188,7 +189,7 @@ func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID stri
 				own[k] = v
 			}
 		}
-		enc.Encode(sessionLine{"session", id, own, got.Session.LastUpdateTime()})
+		enc.Encode(sessionLine{"session", id, got.Session.Title(), own, got.Session.LastUpdateTime()})
 		for ev := range got.Session.Events().All() {
 			enc.Encode(eventLine{"event", ev})
 		}

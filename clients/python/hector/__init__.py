@@ -46,6 +46,7 @@ class Event(TypedDict, total=False):
 
 class Session(TypedDict, total=False):
     id: str
+    title: str
     app_name: str
     user_id: str
     state: dict[str, Any]
@@ -189,16 +190,24 @@ class Client:
     # -- sessions and events -------------------------------------------------
 
     def create_session(self, app: str, user: str, session_id: Optional[str] = None,
-                       state: Optional[Mapping[str, Any]] = None) -> Session:
+                       state: Optional[Mapping[str, Any]] = None, title: Optional[str] = None) -> Session:
         body: JSON = {}
         if session_id:
             body["session_id"] = session_id
+        if title:
+            body["title"] = title
         if state:
             body["state"] = dict(state)
         return self._json("POST", self._user(app, user) + "/sessions", body=body)
 
-    def list_sessions(self, app: str, user: str, page_size: Optional[int] = None, page_token: Optional[str] = None) -> JSON:
-        return self._json("GET", self._user(app, user) + "/sessions", {"page_size": page_size, "page_token": page_token})
+    def list_sessions(self, app: str, user: str, page_size: Optional[int] = None, page_token: Optional[str] = None,
+                      order: Optional[str] = None) -> JSON:
+        """Lists sessions, newest created first, or with order="updated" last updated first."""
+        return self._json("GET", self._user(app, user) + "/sessions", {"page_size": page_size, "page_token": page_token, "order": order})
+
+    def update_session(self, app: str, user: str, id: str, title: str) -> Session:
+        """Names a session ("" removes its title)."""
+        return self._json("PATCH", f"{self._user(app, user)}/sessions/{_q(id)}", body={"title": title})
 
     def get_session(self, app: str, user: str, id: str, recent: Optional[int] = None, after: Optional[str] = None,
                     before_seq: Optional[int] = None) -> Session:

@@ -19,8 +19,9 @@ class AgainstAServer(unittest.TestCase):
         self.admin.erase_user("travel", "alice")  # each test starts from nothing
 
     def test_sessions_events_and_state(self):
-        s = self.alice.create_session("travel", "alice", session_id="trip", state={"topic": "Lisbon"})
-        self.assertEqual(s["id"], "trip")
+        s = self.alice.create_session("travel", "alice", session_id="trip", state={"topic": "Lisbon"}, title="Lisbon")
+        self.assertEqual((s["id"], s["title"]), ("trip", "Lisbon"))
+        self.assertEqual(self.alice.update_session("travel", "alice", "trip", "Lisbon in May")["title"], "Lisbon in May")
         ev = self.alice.append_event("travel", "alice", "trip", author="alice", text="Book a flight to Lisbon",
                                      state_delta={"user:home": "Porto"})
         self.assertEqual(ev["seq"], 1)

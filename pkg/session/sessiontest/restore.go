@@ -1,6 +1,8 @@
 package sessiontest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +121,68 @@ func testErasedTombstones(t *testing.T, svc session.Service) {
 	if changes, _ := allChanges(t, svc, seen, 0); len(changes) != 1 || changes[0].Event.ID != ev.ID {
 		t.Errorf("a reader at %d sees %q", seen, describe(changes))
 	}
+}
+
+// testTitlesAndUpdateOrder: a session's title is set at creation and by
+// SetTitle, read back by Get and List, refused when too long or with
+// control characters; List by update puts the session written last first
+// and pages in that order.
+func testTitlesAndUpdateOrder(t *testing.T, svc session.Service) {
+	ctx := t.Context()
+	resp, err := svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: "a", Title: "Trip to Lisbon"})
+	if err != nil || resp.Session.Title() != "Trip to Lisbon" {
+		t.Fatalf("Create with a title: %v, %q", err, resp.Session.Title())
+	}
+	b := create(t, svc, "b", nil)
+	create(t, svc, "c", nil)
+	if got := get(t, svc, app, user, "a").Title(); got != "Trip to Lisbon" {
+		t.Errorf("Get: title %q", got)
+	}
+	if err := svc.SetTitle(ctx, &session.SetTitleRequest{AppName: app, UserID: user, SessionID: "b", Title: "Groceries"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SetTitle(ctx, &session.SetTitleRequest{AppName: app, UserID: user, SessionID: "b", Title: "Groceries"}); err != nil {
+		t.Errorf("setting the same title again: %v", err)
+	}
+	for _, bad := range []string{strings.Repeat("x", session.MaxTitleChars+1), "line\nbreak", "\xff"} {
+		err := svc.SetTitle(ctx, &session.SetTitleRequest{AppName: app, UserID: user, SessionID: "b", Title: bad})
+		wantErr(t, "a bad title", err, session.ErrInvalidArgument)
+		_, err = svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: "bad", Title: bad})
+		wantErr(t, "creating with a bad title", err, session.ErrInvalidArgument)
+	}
+	err = svc.SetTitle(ctx, &session.SetTitleRequest{AppName: app, UserID: user, SessionID: "nothing", Title: "x"})
+	wantErr(t, "titling a session that does not exist", err, session.ErrNotFound)
+	appendText(t, svc, b, "written last", nil)
+
+	byCreation := listAll(t, svc, app, user, 2, nil)
+	if !slices.Equal(byCreation, []string{"c", "b", "a"}) {
+		t.Errorf("by creation: %q", byCreation)
+	}
+	var byUpdate []string
+	titles := map[string]string{}
+	req := &session.ListRequest{AppName: app, UserID: user, PageSize: 2, ByUpdate: true}
+	for {
+		page, err := svc.List(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range page.Sessions {
+			byUpdate = append(byUpdate, s.ID())
+			titles[s.ID()] = s.Title()
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	if !slices.Equal(byUpdate, []string{"b", "c", "a"}) {
+		t.Errorf("by update: %q", byUpdate)
+	}
+	if titles["a"] != "Trip to Lisbon" || titles["b"] != "Groceries" || titles["c"] != "" {
+		t.Errorf("titles listed: %q", titles)
+	}
+	// A page token goes on in its own order only.
+	first, _ := svc.List(ctx, &session.ListRequest{AppName: app, UserID: user, PageSize: 1, ByUpdate: true})
+	_, err = svc.List(ctx, &session.ListRequest{AppName: app, UserID: user, PageSize: 1, PageToken: first.NextPageToken})
+	wantErr(t, "a by-update token in a by-creation listing", err, session.ErrInvalidArgument)
 }

@@ -58,6 +58,7 @@ func Run(t *testing.T, newService Factory) {
 		{"ConcurrentBatches", testConcurrentBatches},
 		{"Restore", testRestore},
 		{"ErasedTombstones", testErasedTombstones},
+		{"TitlesAndUpdateOrder", testTitlesAndUpdateOrder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newService(t)) })
