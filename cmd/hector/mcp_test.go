@@ -104,8 +104,24 @@ func TestMCPInspector(t *testing.T) {
 	p.call(t, "POST", u+"/trip/events", text("Plan a trip to Lisbon in May"), 201)
 
 	who := []string{"--header", "X-Hector-App: demo", "--header", "X-Hector-User: alice"}
-	if out := run(append([]string{p.base + "/mcp", "--method", "tools/list"}, who...)...); !strings.Contains(out, `"search_memory"`) || !strings.Contains(out, `"memory_store"`) {
-		t.Errorf("tools/list over HTTP:\n%s", out)
+	listed := run(append([]string{p.base + "/mcp", "--method", "tools/list"}, who...)...)
+	var tools struct {
+		Tools []struct {
+			Name         string
+			Annotations  map[string]any
+			OutputSchema map[string]any
+		}
+	}
+	if strings.Contains(listed, "Schema portability") { // the Inspector's lint of the tools' schemas
+		t.Errorf("the Inspector finds the tools' schemas unportable:\n%s", listed[strings.LastIndex(listed, "}")+1:])
+	}
+	if err := json.NewDecoder(strings.NewReader(listed[strings.Index(listed, "{"):])).Decode(&tools); err != nil || len(tools.Tools) < 8 {
+		t.Errorf("tools/list over HTTP: %v\n%s", err, listed)
+	}
+	for _, tool := range tools.Tools { // the Inspector sees what clients of 2026 expect of each tool
+		if tool.Annotations["title"] == nil || tool.Annotations["readOnlyHint"] == nil || tool.OutputSchema["type"] != "object" {
+			t.Errorf("the Inspector lists %s with annotations %v and output schema %v", tool.Name, tool.Annotations, tool.OutputSchema)
+		}
 	}
 	if out := run(append([]string{p.base + "/mcp", "--method", "tools/call", "--tool-name", "search_memory", "--tool-arg", "query=Lisbon"}, who...)...); !strings.Contains(out, "Plan a trip to Lisbon in May") {
 		t.Errorf("search_memory over HTTP:\n%s", out)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -50,13 +52,51 @@ type Described interface {
 	Output() *jsonschema.Schema
 }
 
-// SchemaFor is the JSON Schema of T as encoding/json writes it. T is a
-// tool's result type, fixed at compile time: a type the schema cannot
-// describe is a programming error.
+// SchemaFor is the JSON Schema of T as encoding/json writes it, in the
+// portable dialect MCP clients map onto their models' (one type per
+// schema, no bare true). T is a tool's result type, fixed at compile time:
+// a type the schema cannot describe is a programming error.
 func SchemaFor[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool: no JSON Schema for %T: %v", *new(T), err))
 	}
+	portable(s)
 	return s
 }
+
+// portable rewrites what the schema library infers that clients map
+// badly: a slice's or pointer's ["null", T] becomes T, since a tool's
+// result omits what it does not have rather than sending null (the
+// output tests hold every tool to it); a free-form object's values are
+// left unconstrained rather than given a schema that says nothing; and a
+// value that may be anything says which JSON types that is.
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		s.Type = s.Types[0]
+		if s.Type == "null" {
+			s.Type = s.Types[1]
+		}
+		s.Types = nil
+	}
+	if s.AdditionalProperties != nil && isEmpty(s.AdditionalProperties) {
+		s.AdditionalProperties = nil
+	}
+	children := []*jsonschema.Schema{s.Items, s.AdditionalProperties}
+	for _, p := range s.Properties {
+		children = append(children, p)
+	}
+	for _, c := range children {
+		if c != nil && isEmpty(c) {
+			for _, t := range []string{"object", "array", "string", "number", "boolean", "null"} {
+				c.AnyOf = append(c.AnyOf, &jsonschema.Schema{Type: t})
+			}
+		}
+		portable(c)
+	}
+}
+
+func isEmpty(s *jsonschema.Schema) bool { return reflect.ValueOf(*s).IsZero() }
