@@ -9,12 +9,14 @@
 //	second pass:  measured in scripts/test's second pass, without the race detector
 //
 // Any other skip means a server or tool was missing: those are the ones to
-// fix, and the summary says so.
+// fix, and the summary says so. With -require-all such a skip fails the
+// run (CI, where every suite must run).
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -32,6 +34,8 @@ type event struct {
 type skip struct{ pkg, test, why string }
 
 func main() {
+	requireAll := flag.Bool("require-all", false, "fail when a test was skipped for want of a server or tool")
+	flag.Parse()
 	var (
 		outputs = map[string][]string{} // a running test's output, by package and test
 		skips   []skip
@@ -75,7 +79,9 @@ func main() {
 			delete(outputs, key)
 		}
 	}
-	report(passed, failed, skips)
+	if missing := report(passed, failed, skips); missing > 0 && *requireAll {
+		os.Exit(1)
+	}
 }
 
 // reason is the skip's message: the last line the test logged.
@@ -93,7 +99,9 @@ func reason(lines []string) string {
 	return "(no reason given)"
 }
 
-func report(passed int, failed []string, skips []skip) {
+// report prints the summary and says how many tests were skipped for want
+// of a server or tool.
+func report(passed int, failed []string, skips []skip) int {
 	groups := map[string][]skip{}
 	for _, s := range skips {
 		kind := "missing"
@@ -104,18 +112,20 @@ func report(passed int, failed []string, skips []skip) {
 		}
 		groups[kind] = append(groups[kind], s)
 	}
-	fmt.Printf("\nscripts/test: %d tests passed, %d failed, %d skipped\n", passed, len(failed), len(skips))
+	missing := groups["missing"]
+	fmt.Printf("\nscripts/test: %d tests passed, %d failed, %d skipped\n", passed, len(failed), len(missing))
 	for _, f := range failed {
 		fmt.Println("  FAILED", f)
 	}
-	if missing := groups["missing"]; len(missing) > 0 {
+	if len(missing) > 0 {
 		fmt.Printf("  skipped for want of a server or tool (%d): install it, or see why below\n", len(missing))
 		slices.SortFunc(missing, func(a, b skip) int { return strings.Compare(a.pkg+a.test, b.pkg+b.test) })
 		for _, s := range missing {
 			fmt.Printf("    %s %s: %s\n", strings.TrimPrefix(s.pkg, "github.com/hectormem/hector/"), s.test, s.why)
 		}
-	} else {
-		fmt.Println("  no suite skipped for want of a server or tool")
+	}
+	if n := len(skips) - len(missing); n > 0 {
+		fmt.Printf("  not run here, by design (%d):\n", n)
 	}
 	for _, k := range []string{"opt-in", "second pass", "n/a"} {
 		if n := len(groups[k]); n > 0 {
@@ -123,7 +133,8 @@ func report(passed int, failed []string, skips []skip) {
 			for _, s := range groups[k] {
 				names[strings.TrimSpace(strings.TrimPrefix(s.why, k+":"))] = true
 			}
-			fmt.Printf("  %s (%d): %s\n", k, n, strings.Join(slices.Sorted(maps.Keys(names)), "; "))
+			fmt.Printf("    %s (%d): %s\n", k, n, strings.Join(slices.Sorted(maps.Keys(names)), "; "))
 		}
 	}
+	return len(groups["missing"])
 }
