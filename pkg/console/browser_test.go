@@ -459,21 +459,17 @@ func TestBrowser(t *testing.T) {
 }
 
 func lastEventID(t *testing.T, hs *httptest.Server, session string) string {
-	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?recent=1", nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var s struct{ Events []struct{ ID string } }
-	json.NewDecoder(resp.Body).Decode(&s)
-	return s.Events[0].ID
+	return eventID(t, hs, session, "recent=1")
 }
 
 // firstEventID is the ID of a session's first event.
 func firstEventID(t *testing.T, hs *httptest.Server, session string) string {
-	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?recent=1&before_seq=2", nil)
+	return eventID(t, hs, session, "recent=1&before_seq=2")
+}
+
+// eventID is the ID of the event of alice's session that query selects.
+func eventID(t *testing.T, hs *httptest.Server, session, query string) string {
+	req, _ := http.NewRequest("GET", hs.URL+"/v1/apps/a/users/alice/sessions/"+session+"?"+query, nil)
 	req.Header.Set("Authorization", "Bearer "+adminKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -36,8 +36,14 @@ func open(t *testing.T) *config.Services {
 // openIn opens the stores of a SQLite database in dir.
 func openIn(t *testing.T, dir string) *config.Services {
 	t.Helper()
-	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: sql}\n"+
-		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", dir)), config.Overrides{})
+	return openYAML(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: sql}\n"+
+		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", dir))
+}
+
+// openYAML opens the stores of a configuration, closed when the test ends.
+func openYAML(t *testing.T, yaml string) *config.Services {
+	t.Helper()
+	cfg, err := config.Parse("t.yaml", []byte(yaml), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,18 +223,9 @@ type database struct {
 func databases(t *testing.T) map[string]func(t *testing.T) database {
 	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32)) // shared databases need a shared facts key
 	openWith := func(t *testing.T, driver, dsn string) *config.Services {
-		cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("databases:\n  main: {driver: %s, dsn: %q}\nserver:\n  data_dir: %s\n"+
+		return openYAML(t, fmt.Sprintf("databases:\n  main: {driver: %s, dsn: %q}\nserver:\n  data_dir: %s\n"+
 			"  sessions: {backend: sql, database: main}\n  artifacts: {backend: sql, database: main}\n  facts: {backend: sql, database: main}\n"+
-			"  index: {type: keyword, persist: false}\n", driver, dsn, t.TempDir())), config.Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { svcs.Close() })
-		return svcs
+			"  index: {type: keyword, persist: false}\n", driver, dsn, t.TempDir()))
 	}
 	return map[string]func(t *testing.T) database{
 		"sqlite": func(t *testing.T) database {
@@ -359,25 +356,15 @@ func testNothingLeft(t *testing.T, d database) {
 // sessions' IDs; deleted rows are overwritten, not left in free pages.
 func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: filesystem}\n"+
-		"  facts: {backend: sql}\n  index: {type: keyword}\n", dir)), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svcs.Close()
+	yaml := fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: filesystem}\n"+
+		"  facts: {backend: sql}\n  index: {type: keyword}\n", dir)
+	svcs := openYAML(t, yaml)
 	fill(t, svcs, "alice")
 	fill(t, svcs, "bob")
-	if err := svcs.Index.Close(); err != nil { // a snapshot on disk, as a previous run left it
+	if err := svcs.Close(); err != nil { // a snapshot on disk, as a previous run left it
 		t.Fatal(err)
 	}
-	if svcs, err = config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-		t.Fatal(err)
-	}
-	defer svcs.Close()
+	svcs = openYAML(t, yaml)
 	traces := []string{"alice says", "alice-0", "alice-1"}
 	scan := func() (found []string) {
 		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -412,16 +399,7 @@ func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 // With the sessions' cache on, an erasure leaves no cached session of
 // the user (read from the cache itself), and its receipt says so.
 func TestTheSessionCacheForgetsTheUser(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, cache: 10}\n  index: {type: keyword, persist: false}\n", dir)), config.Overrides{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svcs.Close()
+	svcs := openYAML(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, cache: 10}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
 	fill(t, svcs, "alice")
 	fill(t, svcs, "bob")
 	for _, id := range []string{"alice-0", "alice-1", "bob-0"} { // read, and so cached

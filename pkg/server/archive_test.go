@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
 )
@@ -182,14 +181,7 @@ func TestExportThenImportReproducesTheUser(t *testing.T) {
 	}
 	for _, driver := range []string{"sqlite", "postgres", "mysql"} {
 		t.Run(driver, func(t *testing.T) {
-			dsn := t.TempDir() + "/to.db"
-			switch driver {
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-			case "mysql":
-				dsn = testdb.MySQLDSN(t)
-			}
-			to := serverOn(t, driver, dsn, withSQLArtifacts)
+			to := serverOn(t, driver, freshDSN(t, driver), withSQLArtifacts)
 			// app: keys are every user's: the app's state travels on its own.
 			do(t, to, "PATCH", "/v1/apps/a/state", adminKey, map[string]any{"state": map[string]any{"app:theme": "dark"}})
 			if w := importInto(to, "alice", aliceKey, archive); w.Code != 403 {

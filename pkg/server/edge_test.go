@@ -18,17 +18,20 @@ import (
 // SQLite, PostgreSQL and MySQL in turn (each skipped without its server).
 func onEachDatabase(t *testing.T, fn func(t *testing.T, s *Server)) {
 	for _, driver := range []string{"sqlite", "postgres", "mysql"} {
-		t.Run(driver, func(t *testing.T) {
-			dsn := t.TempDir() + "/hector.db"
-			switch driver {
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-			case "mysql":
-				dsn = testdb.MySQLDSN(t)
-			}
-			fn(t, serverOn(t, driver, dsn, nil))
-		})
+		t.Run(driver, func(t *testing.T) { fn(t, serverOn(t, driver, freshDSN(t, driver), nil)) })
 	}
+}
+
+// freshDSN is an empty database of driver's for one test: a SQLite file,
+// or a fresh schema on the test servers (skipped without one).
+func freshDSN(t *testing.T, driver string) string {
+	switch driver {
+	case "postgres":
+		return testdb.PostgresDSN(t)
+	case "mysql":
+		return testdb.MySQLDSN(t)
+	}
+	return t.TempDir() + "/hector.db"
 }
 
 // serverOn is a test server whose sessions and facts are in one database.
