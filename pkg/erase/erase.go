@@ -138,7 +138,7 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 	}
 
 	// Sessions, and through their delete hooks what belongs to each.
-	ids, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	ids, err := session.IDs(ctx, svcs.Sessions, appName, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 	for i := range r.Stores {
 		r.Stores[i].Left = 0
 	}
-	left, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	left, err := session.IDs(ctx, svcs.Sessions, appName, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -237,25 +237,6 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 	}
 	r.State, r.Finished = StateDone, time.Now().UTC()
 	return r, progress()
-}
-
-// sessionIDs lists the user's sessions, every page.
-func sessionIDs(ctx context.Context, sessions session.Service, appName, userID string) ([]string, error) {
-	var ids []string
-	req := &session.ListRequest{AppName: appName, UserID: userID, PageSize: session.MaxPageSize}
-	for {
-		resp, err := sessions.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range resp.Sessions {
-			ids = append(ids, s.ID())
-		}
-		if resp.NextPageToken == "" {
-			return ids, nil
-		}
-		req.PageToken = resp.NextPageToken
-	}
 }
 
 func eraseUserState(ctx context.Context, sessions session.Service, appName, userID string) (int, error) {

@@ -1,9 +1,29 @@
 package session
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 )
+
+// IDs lists every session of one user, newest created first, page by page.
+func IDs(ctx context.Context, svc Service, appName, userID string) ([]string, error) {
+	var ids []string
+	req := &ListRequest{AppName: appName, UserID: userID, PageSize: MaxPageSize}
+	for {
+		resp, err := svc.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range resp.Sessions {
+			ids = append(ids, s.ID())
+		}
+		if resp.NextPageToken == "" {
+			return ids, nil
+		}
+		req.PageToken = resp.NextPageToken
+	}
+}
 
 // listPosition is where a page of List ended: sessions are ordered by
 // creation time (or last update, ByUpdate) then ID, newest first, so a

@@ -94,10 +94,11 @@ const userArtifactsSession = "user-archive"
 // Write writes the archive of one user to w.
 func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID string) error {
 	now := time.Now().UTC()
-	ids, err := sessionIDs(ctx, svcs.Sessions, appName, userID)
+	ids, err := session.IDs(ctx, svcs.Sessions, appName, userID)
 	if err != nil {
 		return err
 	}
+	slices.Reverse(ids)   // oldest first: restored in this order, they list in the order they did
 	var user bytes.Buffer // small: state, facts and artifacts' descriptions
 	enc := json.NewEncoder(&user)
 	enc.Encode(userLine{"user", Format, appName, userID, now})
@@ -204,26 +205,4 @@ func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID stri
 		return err
 	}
 	return tw.Close()
-}
-
-// sessionIDs lists a user's sessions, oldest first: restored in this
-// order, they list in the order they did.
-func sessionIDs(ctx context.Context, sessions session.Service, appName, userID string) ([]string, error) {
-	var ids []string
-	req := &session.ListRequest{AppName: appName, UserID: userID, PageSize: session.MaxPageSize}
-	for {
-		page, err := sessions.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range page.Sessions {
-			ids = append(ids, s.ID())
-		}
-		if page.NextPageToken == "" {
-			break
-		}
-		req.PageToken = page.NextPageToken
-	}
-	slices.Reverse(ids)
-	return ids, nil
 }
