@@ -19,7 +19,6 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/embed/use"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -41,8 +40,10 @@ type Services struct {
 	Caches []erase.Cache
 	Facts  *facts.Service
 	sql    *session.SQLService // closed before the databases
-	dbs    map[string]*gorm.DB
-	disks  map[string]string // what is written where on this machine, for Unready
+	// sharedEmbedder is the index's embedder, shared with the facts (see embedder).
+	sharedEmbedder embed.Embedder
+	dbs            map[string]*gorm.DB
+	disks          map[string]string // what is written where on this machine, for Unready
 }
 
 // Open opens the databases and stores cfg describes.
@@ -157,8 +158,8 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	factsOpts := []facts.Option{facts.WithPolicy(policy)}
 	if ix := srv.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
 		// Facts repeated in other words are recognised by meaning with the
-		// sentence encoder the index has loaded already; by words otherwise.
-		e, err := use.New()
+		// sentence encoder the index uses; by words otherwise.
+		e, err := s.embedder(cfg)
 		if err != nil {
 			return err
 		}
@@ -228,13 +229,32 @@ func sharedFactsKey(cfg *Config) error {
 		cfg.Databases[srv.Facts.Database].Driver, srv.Facts.Database, facts.KeyEnv)
 }
 
+// embedder is the index's embedder, made once and shared with the facts.
+// It remembers the vectors of the texts it embedded last: a search embeds
+// its query for the index and again for the user's facts, the second time
+// from memory.
+func (s *Services) embedder(cfg *Config) (embed.Embedder, error) {
+	if s.sharedEmbedder == nil {
+		name := cfg.Server.Index.Embedder
+		e, err := BuildEmbedder(cfg.Embedders[name])
+		if err != nil {
+			return nil, fmt.Errorf("embedders.%s: %w", name, err)
+		}
+		s.sharedEmbedder = embed.Memo(e, recentTexts)
+	}
+	return s.sharedEmbedder, nil
+}
+
+// recentTexts is how many texts' vectors the shared embedder remembers.
+const recentTexts = 256
+
 func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) (index.Live, error) {
 	srv := cfg.Server
 	var e embed.Embedder
 	if srv.Index.Type != index.KindKeyword {
 		var err error
-		if e, err = BuildEmbedder(cfg.Embedders[srv.Index.Embedder]); err != nil {
-			return nil, fmt.Errorf("embedders.%s: %w", srv.Index.Embedder, err)
+		if e, err = s.embedder(cfg); err != nil {
+			return nil, err
 		}
 	}
 	opts := []index.Option{index.WithLogger(logger), index.WithStemming(srv.Index.Stems())}

@@ -1,0 +1,68 @@
+package embed
+
+import (
+	"container/list"
+	"context"
+	"slices"
+	"sync"
+)
+
+// Memo returns e remembering the vectors of the size texts it embedded
+// last. A search embeds its query once for the index and once more for
+// the user's facts; with the sentence encoder each costs milliseconds, so
+// the second is served from here. Every call gets vectors of its own.
+func Memo(e Embedder, size int) Embedder {
+	return &memo{Embedder: e, size: max(size, 1), byText: map[string]*list.Element{}, lru: list.New()}
+}
+
+type memo struct {
+	Embedder
+	size int
+
+	mu     sync.Mutex
+	byText map[string]*list.Element // of *memoEntry
+	lru    *list.List               // most recently used first
+}
+
+type memoEntry struct {
+	text string
+	vec  []float32
+}
+
+func (m *memo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var todo []string
+	var at []int
+	m.mu.Lock()
+	for i, t := range texts {
+		if el, ok := m.byText[t]; ok {
+			m.lru.MoveToFront(el)
+			out[i] = slices.Clone(el.Value.(*memoEntry).vec)
+		} else {
+			todo, at = append(todo, t), append(at, i)
+		}
+	}
+	m.mu.Unlock()
+	if len(todo) == 0 {
+		return out, nil
+	}
+	vecs, err := m.Embedder.Embed(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for j, i := range at {
+		out[i] = vecs[j]
+		if _, ok := m.byText[todo[j]]; ok {
+			continue // embedded meanwhile by another call
+		}
+		m.byText[todo[j]] = m.lru.PushFront(&memoEntry{todo[j], slices.Clone(vecs[j])})
+		if m.lru.Len() > m.size {
+			oldest := m.lru.Back()
+			delete(m.byText, oldest.Value.(*memoEntry).text)
+			m.lru.Remove(oldest)
+		}
+	}
+	return out, nil
+}
