@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -58,6 +59,10 @@ type Index struct {
 	store    Store
 	local    *memoryStore // the store, when it is in process
 	embedder embed.Embedder
+	// forgot: the owners forgotten while a rebuild runs (see forgetting).
+	forgotMu sync.Mutex
+	forgot   map[Owner]bool
+	rebuilds int // running
 	tok      Tokenizer
 	opts     options
 	position Position
@@ -364,7 +369,30 @@ func (x *Index) Forget(ctx context.Context, appName, userID string) (int, error)
 		}
 	}
 	x.skips.forget(appName, userID, time.Now()) // the skip log names their events
+	x.forgotMu.Lock()
+	if x.forgot != nil {
+		x.forgot[o] = true
+	}
+	x.forgotMu.Unlock()
 	return len(found), nil
+}
+
+// forgetting starts (on) or ends (!on) noting the owners Forget forgets
+// while a rebuild runs; ending returns those noted so far.
+func (x *Index) forgetting(on bool) []Owner {
+	x.forgotMu.Lock()
+	defer x.forgotMu.Unlock()
+	if on {
+		if x.rebuilds++; x.forgot == nil {
+			x.forgot = map[Owner]bool{}
+		}
+		return nil
+	}
+	owners := slices.Collect(maps.Keys(x.forgot))
+	if x.rebuilds--; x.rebuilds == 0 {
+		x.forgot = nil
+	}
+	return owners
 }
 
 func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) error {

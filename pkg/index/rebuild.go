@@ -172,6 +172,7 @@ func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 		return err
 	}
 	start := time.Now().UTC()
+	x.forgetting(true)
 	var err error
 	if appName == "" {
 		err = x.rebuildAll(ctx, sessions)
@@ -179,6 +180,13 @@ func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 		err = fmt.Errorf("%w (all of it: a rebuild of one app or user cannot change how the collection was built)", err)
 	} else {
 		err = x.rebuildScope(ctx, sessions, appName, userID)
+	}
+	// A user forgotten while the rebuild ran may have been read before:
+	// forgotten again, in what it made.
+	for _, o := range x.forgetting(false) {
+		if _, ferr := x.Forget(context.WithoutCancel(ctx), o.App, o.User); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("index: forgetting again a user erased during the rebuild: %w", ferr))
+		}
 	}
 	if err == nil { // every document was tried again: what it skipped anew is logged anew
 		x.skips.forget(appName, userID, start)
