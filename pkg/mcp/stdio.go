@@ -19,11 +19,11 @@ import (
 // being made. Here end of input waits until each request read has its
 // response written, or for drain at most.
 func Stdio(drain time.Duration) sdk.Transport {
-	return StdioOver(os.Stdin, os.Stdout, drain)
+	return stdioOver(os.Stdin, os.Stdout, drain)
 }
 
-// StdioOver is Stdio over in and out.
-func StdioOver(in io.Reader, out io.Writer, drain time.Duration) sdk.Transport {
+// stdioOver is Stdio over in and out.
+func stdioOver(in io.Reader, out io.Writer, drain time.Duration) sdk.Transport {
 	p := &pending{cond: sync.NewCond(new(sync.Mutex))}
 	return &sdk.IOTransport{
 		Reader: &draining{lines: bufio.NewReader(in), pending: p, drain: drain},
