@@ -101,10 +101,6 @@ func openHere(ctx context.Context, cmd *cobra.Command, command string) (*config.
 	return svcs, func() { svcs.Close(); release() }, nil
 }
 
-func archiveServices(svcs *config.Services) userarchive.Services {
-	return userarchive.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index}
-}
-
 func exportCommand() *cobra.Command {
 	var f userFlags
 	var output string
@@ -165,7 +161,7 @@ func exportHere(ctx context.Context, cmd *cobra.Command, app, user string, out i
 		return err
 	}
 	defer closeAll()
-	return userarchive.Write(ctx, out, archiveServices(svcs), app, user)
+	return userarchive.Write(ctx, out, svcs.Archive(), app, user)
 }
 
 func exportFromServer(ctx context.Context, u string, out io.Writer) error {
@@ -225,7 +221,7 @@ func importHere(ctx context.Context, cmd *cobra.Command, app, user string, archi
 		return nil, err
 	}
 	defer closeAll()
-	return userarchive.Restore(ctx, archive, archiveServices(svcs), app, user)
+	return userarchive.Restore(ctx, archive, svcs.Archive(), app, user)
 }
 
 func importOnServer(ctx context.Context, u string, archive io.Reader, sum *userarchive.Summary) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/userarchive"
 )
 
 // Services are the stores a configuration describes, opened and wired:
@@ -398,6 +399,11 @@ func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.
 		}
 	}
 	return r, nil
+}
+
+// Archive is what a user's archive is written from and restored into.
+func (s *Services) Archive() userarchive.Services {
+	return userarchive.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Index: s.Index}
 }
 
 // finishErasures finishes the erasures a crash left running.

@@ -28,11 +28,9 @@ type erasures struct {
 func (e *erasures) enter(ctx context.Context, k userKey) (context.Context, func(), error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.init()
 	if e.held[k] > 0 {
 		return nil, nil, ErrErasing
-	}
-	if e.runs == nil {
-		e.cond, e.held, e.runs = sync.NewCond(&e.mu), map[userKey]int{}, map[userKey]map[*int]context.CancelFunc{}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	id := new(int)
@@ -52,14 +50,19 @@ func (e *erasures) enter(ctx context.Context, k userKey) (context.Context, func(
 	}, nil
 }
 
+// init makes the maps, the first time; e.mu is held.
+func (e *erasures) init() {
+	if e.runs == nil {
+		e.cond, e.held, e.runs = sync.NewCond(&e.mu), map[userKey]int{}, map[userKey]map[*int]context.CancelFunc{}
+	}
+}
+
 // hold refuses new runs for the user, cancels those under way and waits
 // for them to end, until release.
 func (e *erasures) hold(k userKey) (release func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.runs == nil {
-		e.cond, e.held, e.runs = sync.NewCond(&e.mu), map[userKey]int{}, map[userKey]map[*int]context.CancelFunc{}
-	}
+	e.init()
 	e.held[k]++
 	for _, cancel := range e.runs[k] {
 		cancel()

@@ -256,9 +256,9 @@ func FuzzPolicy(f *testing.F) {
 	})
 }
 
-// With the built-in sentence encoder, a fact written again in other words
-// under a new key is recognised by meaning; a near-miss is kept.
-func TestDuplicatesByMeaning(t *testing.T) {
+// withEncoder is a SQLite facts service with the built-in sentence encoder.
+func withEncoder(t *testing.T) *facts.Service {
+	t.Helper()
 	e, err := use.New()
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +267,13 @@ func TestDuplicatesByMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc
+}
+
+// With the built-in sentence encoder, a fact written again in other words
+// under a new key is recognised by meaning; a near-miss is kept.
+func TestDuplicatesByMeaning(t *testing.T) {
+	svc := withEncoder(t)
 	alice := facts.UserScope("app", "alice")
 	held, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: "pets/dog", Value: "Has a dog named Rex"})
 	if err != nil {
@@ -315,14 +322,7 @@ func TestOlderFactsAreSignedAtStart(t *testing.T) {
 // With the sentence encoder, a search finds a fact by meaning: "pets"
 // finds the dog, and not the job.
 func TestSearchByMeaning(t *testing.T) {
-	e, err := use.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := facts.NewSQL(t.Context(), testdb.SQLite(t), testKey, facts.WithEmbedder(e))
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := withEncoder(t)
 	alice := facts.UserScope("app", "alice")
 	for key, value := range map[string]string{"a": "Has a dog named Rex", "b": "Works as a nurse at the hospital", "c": "Prefers window seats on flights"} {
 		if _, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: key, Value: value}); err != nil {

@@ -47,7 +47,7 @@ func (s *Server) exportUser(w http.ResponseWriter, r *http.Request) error {
 	app, user := r.PathValue("app"), r.PathValue("user")
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Content-Disposition", `attachment; filename="hector-export.tar"`)
-	if err := userarchive.Write(r.Context(), w, s.archiveServices(), app, user); err != nil {
+	if err := userarchive.Write(r.Context(), w, s.svcs.Archive(), app, user); err != nil {
 		s.logger.Error("export failed part-way; the connection is dropped", "app", app, "error", err)
 		panic(http.ErrAbortHandler)
 	}
@@ -56,14 +56,10 @@ func (s *Server) exportUser(w http.ResponseWriter, r *http.Request) error {
 
 // importUser restores the path's user from the archive in the body.
 func (s *Server) importUser(w http.ResponseWriter, r *http.Request) error {
-	sum, err := userarchive.Restore(r.Context(), r.Body, s.archiveServices(), r.PathValue("app"), r.PathValue("user"))
+	sum, err := userarchive.Restore(r.Context(), r.Body, s.svcs.Archive(), r.PathValue("app"), r.PathValue("user"))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, sum)
 	return nil
-}
-
-func (s *Server) archiveServices() userarchive.Services {
-	return userarchive.Services{Sessions: s.svcs.Sessions, Artifacts: s.svcs.Artifacts, Facts: s.svcs.Facts, Index: s.svcs.Index}
 }

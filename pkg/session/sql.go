@@ -425,11 +425,11 @@ func (s *SQLService) List(ctx context.Context, req *ListRequest) (*ListResponse,
 	resp := &ListResponse{}
 	if len(rows) > size {
 		rows = rows[:size]
-		last := rows[size-1]
-		resp.NextPageToken = listPosition{last.CreatedNs, last.ID, req.ByUpdate}.token()
+		last, ns := rows[size-1], rows[size-1].CreatedNs
 		if req.ByUpdate {
-			resp.NextPageToken = listPosition{last.UpdatedNs, last.ID, true}.token()
+			ns = last.UpdatedNs
 		}
+		resp.NextPageToken = listPosition{ns, last.ID, req.ByUpdate}.token()
 	}
 	for _, r := range rows {
 		key := sessionKey{o, r.ID}

@@ -116,14 +116,15 @@ class Client:
 
     # -- transport -----------------------------------------------------------
 
-    def _send(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None,
+    def _open(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None,
               data: Union[bytes, IO[bytes], None] = None, content_type: Optional[str] = None,
-              headers: Optional[Mapping[str, str]] = None) -> tuple[bytes, Any]:
+              headers: Optional[Mapping[str, str]] = None, accept: str = "application/json") -> Any:
+        """Sends a request and returns the open response of a success."""
         url = self.base_url + path
         params = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (query or {}).items() if v is not None}
         if params:
             url += "?" + urllib.parse.urlencode(params)
-        send_headers = {"Accept": "application/json"}
+        send_headers = {"Accept": accept}
         if self.api_key:
             send_headers["Authorization"] = "Bearer " + self.api_key
         if body is not None:
@@ -133,10 +134,15 @@ class Client:
         send_headers.update(headers or {})
         req = urllib.request.Request(url, data=data, method=method, headers=send_headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return resp.read(), resp.headers
+            return urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as err:
             raise _refusal(err) from None
+
+    def _send(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None,
+              data: Union[bytes, IO[bytes], None] = None, content_type: Optional[str] = None,
+              headers: Optional[Mapping[str, str]] = None) -> tuple[bytes, Any]:
+        with self._open(method, path, query, body, data, content_type, headers) as resp:
+            return resp.read(), resp.headers
 
     def _json(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None) -> Any:
         raw, _ = self._send(method, path, query, body)
@@ -379,18 +385,10 @@ class Client:
         path = f"/v1/agents/{_q(agent)}/run"
         if not stream:
             return self._json("POST", path, body=body)
-        return self._events(path + "?stream=true", body)
+        return self._events(path, body)
 
     def _events(self, path: str, body: JSON) -> Iterator[tuple[str, Any]]:
-        headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = "Bearer " + self.api_key
-        req = urllib.request.Request(self.base_url + path, data=json.dumps(body).encode(), method="POST", headers=headers)
-        try:
-            resp = urllib.request.urlopen(req, timeout=self.timeout)
-        except urllib.error.HTTPError as err:
-            raise _refusal(err) from None
-        with resp:
+        with self._open("POST", path, {"stream": True}, body, accept="text/event-stream") as resp:
             event, data = "message", []
             for raw in resp:
                 line = raw.decode().rstrip("\r\n")

@@ -72,6 +72,9 @@ class AgainstAServer(unittest.TestCase):
         with self.assertRaises(HectorError) as other:
             self.alice.list_sessions("travel", "bob")
         self.assertEqual(other.exception.status, 403)
+        with self.assertRaises(HectorError) as no_agent:  # streamed: the refusal comes with the first event
+            list(self.alice.run_agent("nothing", "alice", "hello", stream=True))
+        self.assertEqual((no_agent.exception.status, no_agent.exception.code), (404, "not_found"))
         with self.assertRaises(HectorError) as nobody:
             Client(URL, api_key="not-a-key-0123456789").whoami()
         self.assertEqual(nobody.exception.status, 401)

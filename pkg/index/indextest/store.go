@@ -1,13 +1,11 @@
 package indextest
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hectormem/hector/internal/race"
@@ -72,7 +70,7 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 		t.Skip("second pass: the retrieval comparison is measured without the race detector, which slows the sentence encoder tenfold: scripts/test runs it in its second pass")
 	}
 	set := Conversations().Subset(5)
-	e := &memoized{Embedder: Builtin(t), vectors: map[string][]float32{}}
+	e := embed.Memo(Builtin(t), 1<<16) // each text of the set embedded once, for both indexes
 	inProcess, err := index.NewHybrid(e, index.WithStemming(true))
 	if kind == index.KindVector {
 		inProcess, err = index.NewVector(e)
@@ -89,38 +87,6 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	if got.All.Recall5 < want.All.Recall5-0.02 {
 		t.Errorf("recall@5 %.3f, more than 0.02 below in process (%.3f)", got.All.Recall5, want.All.Recall5)
 	}
-}
-
-// memoized embeds each text once.
-type memoized struct {
-	embed.Embedder
-	mu      sync.Mutex
-	vectors map[string][]float32
-}
-
-func (m *memoized) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	m.mu.Lock()
-	var todo []string
-	for _, text := range texts {
-		if _, ok := m.vectors[text]; !ok {
-			todo = append(todo, text)
-		}
-	}
-	m.mu.Unlock()
-	vecs, err := m.Embedder.Embed(ctx, todo)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, text := range todo {
-		m.vectors[text] = vecs[i]
-	}
-	out := make([][]float32, len(texts))
-	for i, text := range texts {
-		out[i] = m.vectors[text]
-	}
-	return out, nil
 }
 
 // A hybrid index that embeds in the background writes each document with
