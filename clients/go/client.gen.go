@@ -161,6 +161,7 @@ type ErasureReceipt struct {
 	AppName  *string `json:"app_name,omitempty"`
 	By       *string `json:"by,omitempty"`
 	Finished *string `json:"finished,omitempty"`
+	Pending  *string `json:"pending,omitempty"`
 	Resumed  *int    `json:"resumed,omitempty"`
 	Started  *string `json:"started,omitempty"`
 	State    *string `json:"state,omitempty"`
@@ -242,8 +243,16 @@ type Fact struct {
 	Id        *string       `json:"id,omitempty"`
 	Key       *string       `json:"key,omitempty"`
 	Source    *struct {
-		Agent     *string   `json:"agent,omitempty"`
-		By        *string   `json:"by,omitempty"`
+		Agent   *string `json:"agent,omitempty"`
+		By      *string `json:"by,omitempty"`
+		Claimed *struct {
+			Agent     *string   `json:"agent,omitempty"`
+			By        *string   `json:"by,omitempty"`
+			EventIds  *[]string `json:"event_ids,omitempty"`
+			Kind      *string   `json:"kind,omitempty"`
+			Model     *string   `json:"model,omitempty"`
+			SessionId *string   `json:"session_id,omitempty"`
+		} `json:"claimed,omitempty"`
 		EventIds  *[]string `json:"event_ids,omitempty"`
 		Kind      *string   `json:"kind,omitempty"`
 		Model     *string   `json:"model,omitempty"`
@@ -281,8 +290,16 @@ type FactMatch struct {
 	Key       *string            `json:"key,omitempty"`
 	Score     *float32           `json:"score,omitempty"`
 	Source    *struct {
-		Agent     *string   `json:"agent,omitempty"`
-		By        *string   `json:"by,omitempty"`
+		Agent   *string `json:"agent,omitempty"`
+		By      *string `json:"by,omitempty"`
+		Claimed *struct {
+			Agent     *string   `json:"agent,omitempty"`
+			By        *string   `json:"by,omitempty"`
+			EventIds  *[]string `json:"event_ids,omitempty"`
+			Kind      *string   `json:"kind,omitempty"`
+			Model     *string   `json:"model,omitempty"`
+			SessionId *string   `json:"session_id,omitempty"`
+		} `json:"claimed,omitempty"`
 		EventIds  *[]string `json:"event_ids,omitempty"`
 		Kind      *string   `json:"kind,omitempty"`
 		Model     *string   `json:"model,omitempty"`
@@ -848,7 +865,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
+	// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)
 	//
 	// Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
 	EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1427,7 +1444,7 @@ func (c *Client) ListAppUsers(ctx context.Context, app string, params *ListAppUs
 	return c.Client.Do(req)
 }
 
-// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
+// EraseUser Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)
 //
 // Corresponds with DELETE /v1/apps/{app}/users/{user} (the `EraseUser` operationId).
 func (c *Client) EraseUser(ctx context.Context, app string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4713,7 +4730,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsersWithResponse(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*ListAppUsersResponse, error)
 
-	// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
+	// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6420,6 +6437,8 @@ type EraseUserResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ErasureReceipt
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ErasureReceipt
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -6441,6 +6460,11 @@ type EraseUserResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r EraseUserResponse) GetJSON200() *ErasureReceipt {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r EraseUserResponse) GetJSON202() *ErasureReceipt {
+	return r.JSON202
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -8882,6 +8906,8 @@ type ExtractMemoriesResponse struct {
 	JSON415 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 }
@@ -8929,6 +8955,11 @@ func (r ExtractMemoriesResponse) GetJSON415() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ExtractMemoriesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON502() *Error {
+	return r.JSON502
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -10002,7 +10033,7 @@ func (c *ClientWithResponses) ListAppUsersWithResponse(ctx context.Context, app 
 	return ParseListAppUsersResponse(rsp)
 }
 
-// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)
+// EraseUserWithResponse Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11783,6 +11814,13 @@ func ParseEraseUserResponse(rsp *http.Response) (*EraseUserResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ErasureReceipt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Error
@@ -13919,6 +13957,13 @@ func ParseExtractMemoriesResponse(rsp *http.Response) (*ExtractMemoriesResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Error

@@ -236,7 +236,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure) */
+        /** Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure) */
         delete: operations["eraseUser"];
         options?: never;
         head?: never;
@@ -730,6 +730,7 @@ export interface components {
             app_name?: string;
             by?: string;
             finished?: string;
+            pending?: string;
             resumed?: number;
             started?: string;
             state?: string;
@@ -808,6 +809,14 @@ export interface components {
             source?: {
                 agent?: string;
                 by?: string;
+                claimed?: {
+                    agent?: string;
+                    by?: string;
+                    event_ids?: string[];
+                    kind?: string;
+                    model?: string;
+                    session_id?: string;
+                };
                 event_ids?: string[];
                 kind?: string;
                 model?: string;
@@ -839,6 +848,14 @@ export interface components {
             source?: {
                 agent?: string;
                 by?: string;
+                claimed?: {
+                    agent?: string;
+                    by?: string;
+                    event_ids?: string[];
+                    kind?: string;
+                    model?: string;
+                    session_id?: string;
+                };
                 event_ids?: string[];
                 kind?: string;
                 model?: string;
@@ -2455,6 +2472,15 @@ export interface operations {
         responses: {
             /** @description OK */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureReceipt"];
+                };
+            };
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5047,6 +5073,15 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -107,9 +107,14 @@ func serve(cfg *config.Config) error {
 		return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", cfg.Server.Address)
 	}
 	follow, stopFollow := context.WithCancel(context.Background())
+	defer stopFollow()
+	// After server.New, so that a resumed erasure clears the agents' caches too.
+	if err := svcs.Erasures.Resume(follow); err != nil {
+		listener.Close()
+		return err
+	}
 	go srv.Follow(follow, 2*time.Second)
 	go svcs.Facts.RunSweeper(follow, 10*time.Minute, logger)
-	defer stopFollow()
 
 	httpServer := &http.Server{
 		Handler:           srv,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -221,7 +222,7 @@ func importHere(ctx context.Context, cmd *cobra.Command, app, user string, archi
 		return nil, err
 	}
 	defer closeAll()
-	return userarchive.Restore(ctx, archive, svcs.Archive(), app, user)
+	return userarchive.Restore(ctx, archive, svcs.Archive(), app, user, "cli")
 }
 
 func importOnServer(ctx context.Context, u string, archive io.Reader, sum *userarchive.Summary) error {
@@ -239,7 +240,8 @@ func eraseHere(ctx context.Context, cmd *cobra.Command, app, user string) (*eras
 		return nil, err
 	}
 	defer closeAll()
-	return svcs.Erase(ctx, app, user, "cli", nil)
+	receipt, _, err := svcs.Erasures.Erase(ctx, app, user, "cli", math.MaxInt64)
+	return receipt, err
 }
 
 func eraseOnServer(ctx context.Context, u string) (*erase.Receipt, error) {

@@ -36,6 +36,8 @@ type Services struct {
 	Extractor *extract.Extractor
 	// Receipts keeps erasure receipts, beside the sessions.
 	Receipts erase.Receipts
+	// Erasures runs erasures, and holds writes to a user being erased.
+	Erasures *erase.Runner
 	// Caches are what erasure clears beside the stores: the sessions'
 	// cache, and the server adds its agents' tool cache.
 	Caches []erase.Cache
@@ -117,6 +119,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 			return fmt.Errorf("erasure receipts: %w", err)
 		}
 	}
+	s.Erasures = erase.NewRunner(s.Receipts, s.erase, logger)
 	if srv.Sessions.Cache > 0 {
 		cached := session.NewCached(s.Sessions, srv.Sessions.Cache)
 		s.Sessions, s.Caches = cached, append(s.Caches, cached)
@@ -210,7 +213,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 		return nil
 	})
-	return s.finishErasures(ctx, logger)
+	return nil
 }
 
 // sharedFactsKey refuses to make a facts key of this process's own for
@@ -357,6 +360,9 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 	if s.Index != nil {
 		check("index", func() error { return s.Index.Ready(ctx) })
 	}
+	if s.Erasures != nil {
+		check("erasures", s.Erasures.Failing)
+	}
 	for name, db := range s.dbs {
 		check("databases."+name, func() error {
 			sqlDB, err := db.DB()
@@ -377,14 +383,12 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 }
 
 // Close saves the index and closes the databases.
-// Erase forgets a user in every store (see erase.User), recording its
+// erase forgets a user in every store (see erase.User), recording its
 // progress in the receipts so that a crash half-way is finished at the
-// next start; from is the receipt of such an erasure, else nil.
-func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
-	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Caches: s.Caches}
-	if idx, ok := s.Index.(*index.Index); ok {
-		svcs.Index = idx
-	}
+// next start; from is the receipt of such an erasure, else nil. It runs
+// through Erasures, which holds the user's writes meanwhile.
+func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
+	svcs := s.eraseServices()
 	if s.Extractor != nil { // nothing learned from them may be written after the erasure looked
 		defer s.Extractor.Hold(app, user)()
 	}
@@ -401,24 +405,22 @@ func (s *Services) Erase(ctx context.Context, app, user, by string, from *erase.
 	return r, nil
 }
 
-// Archive is what a user's archive is written from and restored into.
-func (s *Services) Archive() userarchive.Services {
-	return userarchive.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Index: s.Index}
+// eraseServices are the stores a user is erased from.
+func (s *Services) eraseServices() erase.Services {
+	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Caches: s.Caches}
+	if idx, ok := s.Index.(*index.Index); ok {
+		svcs.Index = idx
+	}
+	return svcs
 }
 
-// finishErasures finishes the erasures a crash left running.
-func (s *Services) finishErasures(ctx context.Context, logger *slog.Logger) error {
-	running, err := s.Receipts.Running(ctx)
-	if err != nil {
-		return fmt.Errorf("reading erasure receipts: %w", err)
-	}
-	for _, r := range running {
-		logger.Info("erase: finishing an erasure a stop left half-done", "app", r.AppName, "user", r.UserID)
-		if _, err := s.Erase(ctx, r.AppName, r.UserID, r.By, r); err != nil {
-			return fmt.Errorf("finishing the erasure of %s/%s: %w", r.AppName, r.UserID, err)
-		}
-	}
-	return nil
+// Archive is what a user's archive is written from and restored into.
+func (s *Services) Archive() userarchive.Services {
+	return userarchive.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Index: s.Index,
+		Forget: func(ctx context.Context, app, user string) error {
+			_, err := erase.User(ctx, s.eraseServices(), app, user, "import", erase.Options{})
+			return err
+		}}
 }
 
 func (s *Services) Close() error {

@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/state"
 )
@@ -63,6 +65,9 @@ type Receipt struct {
 	Stores   []Count   `json:"stores"`
 	// Verified: the verification pass found nothing of the user in any store.
 	Verified bool `json:"verified"`
+	// Pending is the session being deleted, while it is: a stop before its
+	// count was recorded is counted when the erasure resumes.
+	Pending string `json:"pending,omitempty"`
 }
 
 // The stores of a receipt.
@@ -95,148 +100,232 @@ type Options struct {
 // User erases one user from svcs. Erasing again finds nothing and removes
 // nothing: it is safe to retry.
 func User(ctx context.Context, svcs Services, appName, userID, by string, opts Options) (*Receipt, error) {
-	if appName == "" || userID == "" {
-		return nil, fmt.Errorf("%w: erasing a user needs the app and the user", session.ErrInvalidArgument)
-	}
-	r := &Receipt{AppName: appName, UserID: userID, By: by, State: StateRunning, Started: time.Now().UTC()}
-	if opts.Resume != nil {
-		r = opts.Resume
-		r.State, r.Resumed = StateRunning, r.Resumed+1
-	}
-	progress := func() error {
-		if opts.Progress == nil {
-			return nil
+	if err := checkIDs(appName, userID); err != nil {
+		if opts.Resume == nil { // refused before anything is recorded
+			return nil, err
 		}
-		return opts.Progress(r)
+		// A receipt recorded before IDs were checked first: of the
+		// stores, only the facts ever took such an ID.
+		svcs = Services{Facts: svcs.Facts, Caches: svcs.Caches}
 	}
-	if err := progress(); err != nil {
+	e := &erasure{svcs: svcs, app: appName, user: userID, progress: opts.Progress,
+		r: &Receipt{AppName: appName, UserID: userID, By: by, State: StateRunning, Started: time.Now().UTC()}}
+	if opts.Resume != nil {
+		e.r = opts.Resume
+		e.r.State, e.r.Resumed = StateRunning, e.r.Resumed+1
+	}
+	// Every store is in the receipt, sessions first, whatever it holds.
+	e.count(StoreSessions)
+	for _, c := range svcs.Caches {
+		e.count(c.Name())
+	}
+	if err := e.record(); err != nil {
 		return nil, err
 	}
-	count := func(store string) *Count {
-		for i := range r.Stores {
-			if r.Stores[i].Store == store {
-				return &r.Stores[i]
-			}
+	// A write that was under way when the erasure began can land after a
+	// store was emptied: the verification finds it, and a second round
+	// removes it (writes that begin later are held, see Runner.Held).
+	for round := 1; ; round++ {
+		if err := e.remove(ctx); err != nil {
+			return nil, err
 		}
-		r.Stores = append(r.Stores, Count{Store: store})
-		return &r.Stores[len(r.Stores)-1]
+		if err := e.verify(ctx); err != nil {
+			return nil, err
+		}
+		if e.r.Verified || round == maxRounds {
+			break
+		}
 	}
+	e.r.State, e.r.Finished = StateDone, time.Now().UTC()
+	return e.r, e.record()
+}
 
+// maxRounds bounds how often an erasure removes what its verification found.
+const maxRounds = 3
+
+func checkIDs(appName, userID string) error {
+	if err := ident.Check("app name", appName); err != nil {
+		return err
+	}
+	return ident.Check("user ID", userID)
+}
+
+// erasure is one erasure under way, with its receipt.
+type erasure struct {
+	svcs      Services
+	app, user string
+	r         *Receipt
+	progress  func(*Receipt) error
+}
+
+func (e *erasure) record() error {
+	if e.progress == nil {
+		return nil
+	}
+	return e.progress(e.r)
+}
+
+func (e *erasure) count(store string) *Count {
+	for i := range e.r.Stores {
+		if e.r.Stores[i].Store == store {
+			return &e.r.Stores[i]
+		}
+	}
+	e.r.Stores = append(e.r.Stores, Count{Store: store})
+	return &e.r.Stores[len(e.r.Stores)-1]
+}
+
+// remove removes the user from every store, counting what it removes.
+func (e *erasure) remove(ctx context.Context) error {
+	svcs, app, user := e.svcs, e.app, e.user
 	// Every document of theirs in the index, whichever session it came
 	// from (one of a session deleted long ago that a missed tombstone left
 	// behind, say), counted before deleting their sessions clears them.
-	count(StoreSessions) // first in the receipt
 	if svcs.Index != nil {
-		n, err := svcs.Index.Forget(ctx, appName, userID)
+		n, err := svcs.Index.Forget(ctx, app, user)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		count(StoreIndex).Removed += n
-		if err := progress(); err != nil {
-			return nil, err
+		e.count(StoreIndex).Removed += n
+		if err := e.record(); err != nil {
+			return err
 		}
 	}
+	if svcs.Sessions != nil {
+		if err := e.removeSessions(ctx); err != nil {
+			return err
+		}
+		// The change feed's tombstones name the deleted sessions, for the
+		// index, which has forgotten them above.
+		if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
+			n, err := feed.EraseTombstones(ctx, app, user)
+			if err != nil {
+				return fmt.Errorf("erasing the change feed's tombstones: %w", err)
+			}
+			e.count(StoreFeed).Removed += n
+		}
+		// The user's own state.
+		n, err := eraseUserState(ctx, svcs.Sessions, app, user)
+		if err != nil {
+			return err
+		}
+		e.count(StoreUserState).Removed += n
+	}
+	if svcs.Artifacts != nil {
+		n, err := eraseUserArtifacts(ctx, svcs.Artifacts, app, user)
+		if err != nil {
+			return err
+		}
+		e.count(StoreArtifacts).Removed += n
+	}
+	if svcs.Facts != nil {
+		n, err := svcs.Facts.ForgetUser(ctx, app, user)
+		if err != nil {
+			return err
+		}
+		e.count(StoreFacts).Removed += n
+	}
+	for _, c := range svcs.Caches {
+		e.count(c.Name()).Removed += c.ForgetUser(app, user)
+	}
+	return e.record()
+}
 
-	// Sessions, and through their delete hooks what belongs to each.
-	ids, err := session.IDs(ctx, svcs.Sessions, appName, userID)
+// removeSessions deletes the user's sessions, and through their delete
+// hooks what belongs to each. The session about to go is recorded first,
+// so that a stop in between is counted exactly when the erasure resumes.
+func (e *erasure) removeSessions(ctx context.Context) error {
+	ids, err := session.IDs(ctx, e.svcs.Sessions, e.app, e.user)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if pending := e.r.Pending; pending != "" { // deleted or not when it stopped
+		if !slices.Contains(ids, pending) {
+			e.count(StoreSessions).Removed++
+		}
+		e.r.Pending = ""
 	}
 	for _, id := range ids {
-		if err := svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id}); errors.Is(err, session.ErrNotFound) {
-			continue // deleted meanwhile
-		} else if err != nil {
-			return nil, fmt.Errorf("erasing session %q: %w", id, err)
+		e.r.Pending = id
+		if err := e.record(); err != nil {
+			return err
 		}
-		count(StoreSessions).Removed++
-		if err := progress(); err != nil {
-			return nil, err
+		err := e.svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: e.app, UserID: e.user, SessionID: id})
+		switch {
+		case err == nil:
+			e.count(StoreSessions).Removed++
+		case !errors.Is(err, session.ErrNotFound): // deleted meanwhile otherwise
+			return fmt.Errorf("erasing session %q: %w", id, err)
 		}
+		e.r.Pending = ""
 	}
-	// The change feed's tombstones name the deleted sessions, for the
-	// index, which has forgotten them above.
-	feed, hasFeed := svcs.Sessions.(session.TombstoneEraser)
-	if hasFeed {
-		n, err := feed.EraseTombstones(ctx, appName, userID)
-		if err != nil {
-			return nil, fmt.Errorf("erasing the change feed's tombstones: %w", err)
-		}
-		count(StoreFeed).Removed += n
-	}
+	return e.record()
+}
 
-	// The user's own state, artifacts and facts.
-	n, err := eraseUserState(ctx, svcs.Sessions, appName, userID)
-	if err != nil {
-		return nil, err
+// found notes what the verification found in a store it asks by
+// forgetting again: left, and removed too.
+func (e *erasure) found(store string, n int) {
+	c := e.count(store)
+	c.Left, c.Removed = n, c.Removed+n
+}
+
+// verify asks every store again, and says whether none holds anything of
+// the user. Forgetting again where a store cannot be asked removes what it
+// finds, which the next round would remove anyway.
+func (e *erasure) verify(ctx context.Context) error {
+	svcs, app, user := e.svcs, e.app, e.user
+	for i := range e.r.Stores {
+		e.r.Stores[i].Left = 0
 	}
-	count(StoreUserState).Removed += n
-	if svcs.Artifacts != nil {
-		if n, err = eraseUserArtifacts(ctx, svcs.Artifacts, appName, userID); err != nil {
-			return nil, err
+	if svcs.Sessions != nil {
+		left, err := session.IDs(ctx, svcs.Sessions, app, user)
+		if err != nil {
+			return err
 		}
-		count(StoreArtifacts).Removed += n
+		e.count(StoreSessions).Left = len(left)
+		if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
+			n, err := feed.EraseTombstones(ctx, app, user)
+			if err != nil {
+				return err
+			}
+			e.found(StoreFeed, n)
+		}
+		st, err := svcs.Sessions.UserState(ctx, app, user)
+		if err != nil {
+			return err
+		}
+		e.count(StoreUserState).Left = len(st)
+	}
+	if svcs.Artifacts != nil {
+		names, err := userArtifacts(ctx, svcs.Artifacts, app, user)
+		if err != nil {
+			return err
+		}
+		e.count(StoreArtifacts).Left = len(names)
 	}
 	if svcs.Facts != nil {
-		if n, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
-			return nil, err
-		}
-		count(StoreFacts).Removed += n
-	}
-	for _, c := range svcs.Caches {
-		count(c.Name()).Removed += c.ForgetUser(appName, userID)
-	}
-	if err := progress(); err != nil {
-		return nil, err
-	}
-
-	// The verification pass: every store asked again.
-	for i := range r.Stores {
-		r.Stores[i].Left = 0
-	}
-	left, err := session.IDs(ctx, svcs.Sessions, appName, userID)
-	if err != nil {
-		return nil, err
-	}
-	count(StoreSessions).Left = len(left)
-	if hasFeed {
-		if count(StoreFeed).Left, err = feed.EraseTombstones(ctx, appName, userID); err != nil {
-			return nil, err
-		}
-	}
-	st, err := svcs.Sessions.UserState(ctx, appName, userID)
-	if err != nil {
-		return nil, err
-	}
-	count(StoreUserState).Left = len(st)
-	if svcs.Artifacts != nil {
-		names, err := userArtifacts(ctx, svcs.Artifacts, appName, userID)
+		n, err := svcs.Facts.ForgetUser(ctx, app, user)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		count(StoreArtifacts).Left = len(names)
-	}
-	if svcs.Facts != nil {
-		// Forgetting again removes what is found: what a write left meanwhile.
-		if count(StoreFacts).Left, err = svcs.Facts.ForgetUser(ctx, appName, userID); err != nil {
-			return nil, err
-		}
+		e.found(StoreFacts, n)
 	}
 	for _, c := range svcs.Caches {
-		count(c.Name()).Left = c.ForgetUser(appName, userID)
+		e.found(c.Name(), c.ForgetUser(app, user))
 	}
 	if svcs.Index != nil {
-		// Forgetting again removes what is found: what the follower wrote
-		// from the feed meanwhile.
-		if count(StoreIndex).Left, err = svcs.Index.Forget(ctx, appName, userID); err != nil {
-			return nil, err
+		// What the follower wrote from the feed meanwhile.
+		n, err := svcs.Index.Forget(ctx, app, user)
+		if err != nil {
+			return err
 		}
+		e.found(StoreIndex, n)
 	}
-	r.Verified = true
-	for _, c := range r.Stores {
-		r.Verified = r.Verified && c.Left == 0
+	e.r.Verified = true
+	for _, c := range e.r.Stores {
+		e.r.Verified = e.r.Verified && c.Left == 0
 	}
-	r.State, r.Finished = StateDone, time.Now().UTC()
-	return r, progress()
+	return nil
 }
 
 func eraseUserState(ctx context.Context, sessions session.Service, appName, userID string) (int, error) {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -174,9 +175,9 @@ func TestEraseUser(t *testing.T) {
 	}
 }
 
-// An erasure stopped half-way (here by its progress record failing after
-// the first session) is finished by resuming its receipt: the counts add
-// up, and nothing is left.
+// An erasure stopped half-way is finished by resuming its receipt: the
+// counts add up exactly, and nothing is left. Here the process dies after
+// the first session was deleted and before that was recorded.
 func TestResumeAnErasure(t *testing.T) {
 	svcs := open(t)
 	fill(t, svcs, "alice")
@@ -185,18 +186,18 @@ func TestResumeAnErasure(t *testing.T) {
 	calls := 0
 	crash := func(r *erase.Receipt) error {
 		calls++
+		if calls == 4 { // the start, the index, the first session to delete; deleted
+			return fmt.Errorf("the process died")
+		}
 		copied := *r
 		copied.Stores = append([]erase.Count(nil), r.Stores...)
 		kept = &copied
-		if calls == 3 { // after the index and the first session
-			return fmt.Errorf("the process died")
-		}
 		return nil
 	}
 	if _, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{Progress: crash}); err == nil {
 		t.Fatal("no error from the interrupted erasure")
 	}
-	if kept.State != erase.StateRunning || kept.Stores[0].Removed != 1 {
+	if kept.State != erase.StateRunning || kept.Stores[0].Removed != 0 || kept.Pending == "" {
 		t.Fatalf("the record left = %+v", kept)
 	}
 	r, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{Resume: kept})
@@ -387,7 +388,7 @@ func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 	if len(scan()) == 0 {
 		t.Fatal("no file holds alice's words before the erasure: the scan sees nothing")
 	}
-	r, err := svcs.Erase(t.Context(), "app", "alice", "admin", nil)
+	r, _, err := svcs.Erasures.Erase(t.Context(), "app", "alice", "admin", time.Hour)
 	if err != nil || !r.Verified {
 		t.Fatalf("erase = %+v, %v", r, err)
 	}
@@ -409,7 +410,7 @@ func TestTheSessionCacheForgetsTheUser(t *testing.T) {
 		}
 	}
 	cache := svcs.Sessions.(*session.Cached)
-	r, err := svcs.Erase(t.Context(), "app", "alice", "admin", nil)
+	r, _, err := svcs.Erasures.Erase(t.Context(), "app", "alice", "admin", time.Hour)
 	if err != nil || !r.Verified {
 		t.Fatalf("erase = %+v, %v", r, err)
 	}
@@ -427,3 +428,80 @@ func TestTheSessionCacheForgetsTheUser(t *testing.T) {
 		t.Errorf("bob's cached sessions: %d, want his 1", n)
 	}
 }
+
+// A write that was under way when the erasure began, landing after its
+// store was emptied, is found by the verification and removed by a second
+// round: the receipt ends verified, with the late session counted.
+func TestAnErasureRemovesWhatLandedDuringIt(t *testing.T) {
+	svcs := open(t)
+	fill(t, svcs, "alice")
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	landed := false
+	late := func(r *erase.Receipt) error {
+		if r.Stores[0].Removed == 2 && !landed { // her sessions are gone: now the late write lands
+			landed = true
+			_, err := svcs.Sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: "late"})
+			return err
+		}
+		return nil
+	}
+	r, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{Progress: late})
+	if err != nil || !landed {
+		t.Fatalf("erase: %v (the late write landed: %v)", err, landed)
+	}
+	if !r.Verified || r.Stores[0].Removed != 3 {
+		t.Errorf("the receipt = %+v, want verified with 3 sessions removed", r)
+	}
+	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
+		t.Errorf("alice after the erasure:\n%s", got)
+	}
+}
+
+// A receipt that an older version recorded for an ID no store takes is
+// finished when resumed, rather than failing every start; a new erasure of
+// such an ID is refused before anything is recorded.
+func TestAResumeOfAnIDNoStoreTakesFinishes(t *testing.T) {
+	svcs := open(t)
+	fill(t, svcs, "alice")
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
+		Caches: []erase.Cache{noCache{}}}
+	for _, user := range []string{"a\nb", strings.Repeat("u", 200)} {
+		recorded := 0
+		if _, err := erase.User(t.Context(), svc, "app", user, "admin", erase.Options{Progress: func(*erase.Receipt) error { recorded++; return nil }}); err == nil || recorded != 0 {
+			t.Errorf("a new erasure of %q: %v, %d records", user, err, recorded)
+		}
+		stale := &erase.Receipt{AppName: "app", UserID: user, State: erase.StateRunning}
+		r, err := erase.User(t.Context(), svc, "app", user, "admin", erase.Options{Resume: stale})
+		if err != nil || r.State != erase.StateDone || !r.Verified {
+			t.Errorf("resuming the erasure of %q: %+v, %v", user, r, err)
+		}
+	}
+	if got := view(t, svcs, "alice"); !strings.Contains(got, "search 6") {
+		t.Errorf("alice after erasing others:\n%s", got)
+	}
+}
+
+// Every store is in the receipt, a cache too, even when it held nothing.
+func TestTheReceiptListsEveryStore(t *testing.T) {
+	svcs := open(t)
+	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
+		Caches: []erase.Cache{noCache{}}}
+	r, err := erase.User(t.Context(), svc, "app", "nobody", "admin", erase.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stores []string
+	for _, c := range r.Stores {
+		stores = append(stores, c.Store)
+	}
+	slices.Sort(stores)
+	want := []string{"artifacts", "change_feed", "facts", "index", "sessions", "tool_cache", "user_state"}
+	if !slices.Equal(stores, want) {
+		t.Errorf("stores in the receipt = %v, want %v", stores, want)
+	}
+}
+
+type noCache struct{}
+
+func (noCache) Name() string                    { return "tool_cache" }
+func (noCache) ForgetUser(app, user string) int { return 0 }

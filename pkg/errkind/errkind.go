@@ -22,6 +22,9 @@ var (
 	TooLarge = &Kind{"too large"}
 	// Unavailable: a backing store cannot serve now; trying later may work.
 	Unavailable = &Kind{"unavailable"}
+	// Upstream: a service Hector calls on the caller's behalf (a model)
+	// failed or answered an error.
+	Upstream = &Kind{"upstream failed"}
 )
 
 // New returns a sentinel error of kind k with a message of its own.

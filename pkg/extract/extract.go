@@ -252,12 +252,9 @@ func (x *Extractor) extractBatch(ctx context.Context, req Request, scope facts.S
 	answer, err := x.cfg.Model.Complete(ctx, asked)
 	<-x.slots
 	if err != nil {
-		return fmt.Errorf("%w: extraction: asking %s: %w", errkind.Unavailable, x.cfg.Model.Model(), err)
+		return fmt.Errorf("%w: extraction: the model (server.extraction.llm) failed: %w", errkind.Upstream, err)
 	}
-	tokens := answer.Usage.Total()
-	if tokens == 0 { // the server did not say: count what was sent and received
-		tokens = estimateTokens(asked, answer.Content)
-	}
+	tokens := chargedTokens(answer.Usage.Total(), asked, answer.Content)
 	x.budget.spend(req.AppName, tokens, x.cfg.Clock())
 	out.Calls++
 	out.Tokens += tokens

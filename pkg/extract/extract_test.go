@@ -382,3 +382,19 @@ func TestPromptShowsTheRelatedFacts(t *testing.T) {
 		t.Errorf("the prompt shows %d fillers, and Lisbon: %v", strings.Count(prompt, "filler/"), strings.Contains(prompt, "home/city"))
 	}
 }
+
+// A model server's token count is charged only as far as the text sent
+// and received could hold: one claiming 2×10¹² tokens does not spend the
+// app's budget for the day.
+func TestAnImplausibleTokenCountIsNotCharged(t *testing.T) {
+	claim := fakellm.Reply{Content: `{"facts": []}`, Usage: [2]int{1e12, 1e12}}
+	f := newFixture(t, nil, extract.Budget{PerHour: 10000, PerDay: 20000}, []string{"I live in Lisbon", "OK"}, claim, claim)
+	ctx := t.Context()
+	got, err := f.x.Extract(ctx, extract.Request{AppName: "app", UserID: "alice", SessionID: "s"})
+	if err != nil || got.Tokens <= 0 || got.Tokens > 5000 {
+		t.Fatalf("extract = %+v, %v; want the estimate of what was sent and received", got, err)
+	}
+	if _, err := f.x.Extract(ctx, extract.Request{AppName: "app", UserID: "alice", SessionID: "s"}); err != nil {
+		t.Errorf("the next extraction: %v, want the budget unspent", err)
+	}
+}

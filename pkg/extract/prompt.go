@@ -81,6 +81,25 @@ const maxHeld = 100
 
 // estimateTokens counts about four characters a token, for servers that
 // do not report usage.
+// chargedTokens is what a call costs the budget: the model server's count,
+// unless it did not say or says more than the text sent and received can
+// hold (a token is at least a byte of it, plus a few a message for the
+// chat format): the estimate then. A server cannot spend an app's budget
+// with a claim.
+func chargedTokens(claimed int, req llm.Request, answer string) int {
+	most := len(answer) + perMessage
+	for _, m := range req.Messages {
+		most += len(m.Content) + perMessage
+	}
+	if claimed <= 0 || claimed > most {
+		return estimateTokens(req, answer)
+	}
+	return claimed
+}
+
+// perMessage bounds the tokens a chat format adds around a message.
+const perMessage = 16
+
 func estimateTokens(req llm.Request, answer string) int {
 	n := len(answer)
 	for _, m := range req.Messages {

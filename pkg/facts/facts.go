@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/pkg/errkind"
+	"github.com/hectormem/hector/pkg/ident"
 )
 
 // The scopes a fact can live in. A handle on one scope can never reach another.
@@ -50,6 +51,16 @@ func (s Scope) check() error {
 	}
 	if !ok {
 		return &ValidationError{Code: "invalid_scope", Message: fmt.Sprintf("scope %+v is not an app, user or session scope with its IDs", s)}
+	}
+	// The IDs every other store takes: a fact under an ID they refuse
+	// could be neither erased nor exported with the rest of the user.
+	for _, id := range []struct{ what, id string }{{"app name", s.App}, {"user ID", s.User}, {"session ID", s.SessionID}} {
+		if id.id == "" {
+			continue
+		}
+		if problem := ident.Problem(id.what, id.id); problem != "" {
+			return &ValidationError{Code: "invalid_scope", Message: problem}
+		}
 	}
 	return nil
 }
@@ -95,12 +106,34 @@ type Source struct {
 	SessionID string   `json:"session_id,omitempty"` // the session it was written in, or extracted from
 	EventIDs  []string `json:"event_ids,omitempty"`  // the events it was extracted from
 	Model     string   `json:"model,omitempty"`      // the model that extracted it
+	// Claimed is, for an imported version, the source its archive gave:
+	// what another deployment said, kept apart and not vouched for.
+	Claimed *Claim `json:"claimed,omitempty"`
+}
+
+// Claim is the source an archive gave an imported version.
+type Claim struct {
+	Kind      string   `json:"kind"`
+	By        string   `json:"by,omitempty"`
+	Agent     string   `json:"agent,omitempty"`
+	SessionID string   `json:"session_id,omitempty"`
+	EventIDs  []string `json:"event_ids,omitempty"`
+	Model     string   `json:"model,omitempty"`
+}
+
+// claim is what src says of itself, as an archive's claim.
+func (src Source) claim() *Claim {
+	if src.Claimed != nil { // imported before: the first claim is the one to keep
+		return src.Claimed
+	}
+	return &Claim{Kind: src.Kind, By: src.By, Agent: src.Agent, SessionID: src.SessionID, EventIDs: src.EventIDs, Model: src.Model}
 }
 
 // The kinds of source.
 const (
 	SourceWritten   = "written"
 	SourceExtracted = "extracted"
+	SourceImported  = "imported" // restored from a user's archive (Restore)
 )
 
 // Decision is what storing a fact did.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -53,13 +54,17 @@ var (
 		regexp.MustCompile(`(?i)<\|?(im_start|im_end|system|assistant|endoftext)\|?>`),
 		regexp.MustCompile(`(?im)^\s*(system|assistant|developer)\s*:`),
 		regexp.MustCompile(`(?i)\[/?(INST|SYS)\]|<</?SYS>>`),
+		// Orders to call a tool by its name ("always call erase_user"), or
+		// to destroy everyone's memory.
+		regexp.MustCompile(`(?i)\b(call|invoke|execute|run|use)\s+(the\s+)?[a-z]+(_[a-z]+)+\b`),
+		regexp.MustCompile(`(?i)\b(erase|delete|wipe|forget|remove)\b.{0,30}\b(every|all|each|other)\b.{0,20}\b(users?|people|accounts?|memor(y|ies))\b`),
 	}
 )
 
 // normalize trims what a fact's writer sent and fills in defaults.
 func (p Policy) normalize(req StoreRequest) StoreRequest {
 	req.Key = strings.TrimSpace(req.Key)
-	req.Value = strings.TrimSpace(req.Value)
+	req.Value = cleanText(req.Value)
 	req.Category = strings.TrimSpace(req.Category)
 	if req.Category == "" {
 		req.Category = DefaultCategory
@@ -76,6 +81,29 @@ func (p Policy) normalize(req StoreRequest) StoreRequest {
 	return req
 }
 
+// cleanText is a value without the characters a reader cannot see that
+// change what it reads: control characters but newline and tab (a NUL, an
+// escape sequence) and the bidirectional overrides and isolates that
+// reorder text on screen (U+202E shows "txt.exe" as "exe.txt"); trimmed.
+// Text that is not UTF-8 is left for Check to refuse.
+func cleanText(s string) string {
+	if utf8.ValidString(s) {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) && r != '\n' && r != '\t' || isBidiControl(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return strings.TrimSpace(s)
+}
+
+// isBidiControl: the marks, embeddings, overrides and isolates of the
+// Unicode bidirectional algorithm.
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
 // maxSourceText bounds each of a source's names, maxSourceEvents its events.
 const (
 	maxSourceText   = 256
@@ -83,8 +111,17 @@ const (
 )
 
 func (p Policy) checkSource(src Source) error {
-	if src.Kind != SourceWritten && src.Kind != SourceExtracted {
-		return refuse("source_invalid", "source kind %q is not %s or %s", src.Kind, SourceWritten, SourceExtracted)
+	if src.Kind != SourceWritten && src.Kind != SourceExtracted && src.Kind != SourceImported {
+		return refuse("source_invalid", "source kind %q is not %s, %s or %s", src.Kind, SourceWritten, SourceExtracted, SourceImported)
+	}
+	if c := src.Claimed; c != nil {
+		if src.Kind != SourceImported {
+			return refuse("source_invalid", "only an imported version has a claimed source")
+		}
+		claimed := Source{Kind: c.Kind, By: c.By, Agent: c.Agent, SessionID: c.SessionID, EventIDs: c.EventIDs, Model: c.Model}
+		if err := p.checkSource(claimed); err != nil {
+			return err
+		}
 	}
 	if len(src.EventIDs) > maxSourceEvents {
 		return refuse("source_invalid", "a fact comes from at most %d events, not %d", maxSourceEvents, len(src.EventIDs))

@@ -14,11 +14,14 @@ var ErrUserHasFacts = errkind.New(errkind.AlreadyExists, "the user already has f
 // Restore writes back one user's facts as UserFacts returned them (an
 // export, maybe of another deployment or another user ID), under app and
 // user, in one transaction: every version keeps its ID, value, validity,
-// provenance and place in its key's history, and is sealed with this
-// service's key. The rules of this service's policy apply to each version
-// as they apply to a write, but the scope's budget does not: nothing held
-// is dropped. It fails with ErrUserHasFacts if the user has facts.
-func (s *Service) Restore(ctx context.Context, app, user string, facts []ScopedFact) error {
+// place in its key's history, and is sealed with this service's key. Its
+// source becomes "imported", by, with the archive's claim kept apart
+// (Source.Claimed): an archive can say anything. The rules of this
+// service's policy apply to each version as they apply to a write (an
+// expiry past the longest TTL from now is brought back to it), but the
+// scope's budget does not: nothing held is dropped. It fails with
+// ErrUserHasFacts if the user has facts.
+func (s *Service) Restore(ctx context.Context, app, user, by string, facts []ScopedFact) error {
 	if app == "" || user == "" {
 		return refuse("invalid_scope", "restoring facts needs the app and the user")
 	}
@@ -26,7 +29,7 @@ func (s *Service) Restore(ctx context.Context, app, user string, facts []ScopedF
 	ids := make(map[string]bool, len(facts))
 	current := make(map[string]bool) // scope and key of each current version
 	for i, f := range facts {
-		r, err := s.restored(app, user, f)
+		r, err := s.restored(app, user, by, f)
 		if err != nil {
 			return fmt.Errorf("fact %d of %d (%q): %w", i+1, len(facts), f.Key, err)
 		}
@@ -59,7 +62,7 @@ func (s *Service) Restore(ctx context.Context, app, user string, facts []ScopedF
 const maxIDChars = 36
 
 // restored is the record of one exported version, checked and sealed.
-func (s *Service) restored(app, user string, f ScopedFact) (record, error) {
+func (s *Service) restored(app, user, by string, f ScopedFact) (record, error) {
 	scope := Scope{Kind: f.Scope, App: app, User: user, SessionID: f.SessionID}
 	if f.Scope == ScopeApp {
 		return record{}, refuse("invalid_scope", "an app's facts are every user's: they are not restored with one")
@@ -70,8 +73,13 @@ func (s *Service) restored(app, user string, f ScopedFact) (record, error) {
 	if f.ID == "" || len(f.ID) > maxIDChars || !utf8.ValidString(f.ID) {
 		return record{}, refuse("id_invalid", "a version needs an ID of at most %d bytes", maxIDChars)
 	}
-	if err := s.policy.Check(StoreRequest{Key: f.Key, Value: f.Value, Category: f.Category, Tags: f.Tags, Source: f.Source}); err != nil {
+	source := Source{Kind: SourceImported, By: by, Claimed: f.Source.claim()}
+	f.Value = cleanText(f.Value)
+	if err := s.policy.Check(StoreRequest{Key: f.Key, Value: f.Value, Category: f.Category, Tags: f.Tags, Source: source}); err != nil {
 		return record{}, err
+	}
+	if latest := s.now().Add(s.policy.MaxTTL); f.ExpiresAt.After(latest) {
+		f.ExpiresAt = latest
 	}
 	switch {
 	case f.ValidFrom.IsZero() || f.ExpiresAt.IsZero():
@@ -80,7 +88,7 @@ func (s *Service) restored(app, user string, f ScopedFact) (record, error) {
 		return record{}, refuse("history_invalid", "a version cannot end before it began")
 	}
 	r := record{ID: f.ID, Scope: scope, Key: f.Key, Category: f.Category, Tags: f.Tags, ValueChars: utf8.RuneCountInString(f.Value),
-		Sealed: s.sealer.seal(f.Value, scope.String()+"\x00"+f.Key), Source: f.Source, CreatedAt: f.CreatedAt.UTC(), ValidFrom: f.ValidFrom.UTC(),
+		Sealed: s.sealer.seal(f.Value, scope.String()+"\x00"+f.Key), Source: source, CreatedAt: f.CreatedAt.UTC(), ValidFrom: f.ValidFrom.UTC(),
 		Supersedes: f.Supersedes, SupersededBy: f.SupersededBy, ExpiresAt: f.ExpiresAt.UTC()}
 	if f.ValidTo != nil {
 		r.ValidTo = f.ValidTo.UTC()

@@ -18,19 +18,24 @@ const MaxBytes = 128
 // holds a control character, with an errkind.InvalidArgument error that
 // names what the ID is ("app name", "session ID").
 func Check(what, id string) error {
-	switch {
-	case id == "":
-		return invalid("%s is empty", what)
-	case len(id) > MaxBytes:
-		return invalid("%s is longer than %d bytes", what, MaxBytes)
-	case !utf8.ValidString(id):
-		return invalid("%s is not valid UTF-8", what)
-	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return invalid("%s %q contains a control character", what, id)
+	if problem := Problem(what, id); problem != "" {
+		return fmt.Errorf("%w: %s", errkind.InvalidArgument, problem)
 	}
 	return nil
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errkind.InvalidArgument}, args...)...)
+// Problem says what is wrong with an ID, "" when nothing is: for a service
+// that reports refusals in errors of its own.
+func Problem(what, id string) string {
+	switch {
+	case id == "":
+		return what + " is empty"
+	case len(id) > MaxBytes:
+		return fmt.Sprintf("%s is longer than %d bytes", what, MaxBytes)
+	case !utf8.ValidString(id):
+		return what + " is not valid UTF-8"
+	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Sprintf("%s %q contains a control character", what, id)
+	}
+	return ""
 }

@@ -135,6 +135,9 @@ func (s *Server) runAgent(w http.ResponseWriter, r *http.Request) error {
 	if !principalOf(r.Context()).may(scopeUser, runner.App(), req.UserID) {
 		return errForbidden
 	}
+	if err := s.reach(r.Context(), runner.App(), req.UserID); err != nil {
+		return err
+	}
 	run := agent.Request{UserID: req.UserID, SessionID: req.SessionID, Message: req.Message, Approver: principalOf(r.Context()).approver}
 	if !stream {
 		res, err := runner.Run(r.Context(), run, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/state"
 )
 
 // Roles a credential can have.
@@ -135,6 +136,22 @@ func (a *authenticator) verifyJWT(token string) (principal, error) {
 }
 
 // may reports whether p may reach a route of the given scope with these path values.
+// mayWriteState refuses a state delta with app: keys from a user's own
+// credential, on every route that takes state: app state is shared by
+// every user of the app, so only the app's or the admin's credential may
+// write (or delete) it. user: keys always land on the request's own user,
+// and temp: keys are never stored, so neither can reach another user.
+func (p principal) mayWriteState(delta map[string]any) error {
+	if p.role != roleUser {
+		return nil
+	}
+	if key := state.AppKey(delta); key != "" {
+		return &apiError{http.StatusForbidden, "forbidden", fmt.Sprintf(
+			"state key %q is app-wide, shared by every user of the app: a user's credential may not write it (an app's or the admin's may)", key)}
+	}
+	return nil
+}
+
 func (p principal) may(scope scope, app, user string) bool {
 	switch {
 	case p.role == roleAdmin, scope == scopeCaller:

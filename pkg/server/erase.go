@@ -1,19 +1,27 @@
 package server
 
 import (
-	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/hectormem/hector/pkg/userarchive"
 )
 
-// eraseUser forgets the path's user in every store and keeps the receipt
-// (see config.Services.Erase).
+// eraseUser forgets the path's user in every store and answers the
+// receipt: 200 when the erasure is done, else 202 with where to follow it
+// (an erasure of many sessions can outlast any client's patience and the
+// server's write timeout; it goes on either way).
 func (s *Server) eraseUser(w http.ResponseWriter, r *http.Request) error {
-	// A client that goes away does not stop an erasure half-way.
-	receipt, err := s.svcs.Erase(context.WithoutCancel(r.Context()), r.PathValue("app"), r.PathValue("user"), principalOf(r.Context()).name, nil)
+	app, user := r.PathValue("app"), r.PathValue("user")
+	receipt, done, err := s.svcs.Erasures.Erase(r.Context(), app, user, principalOf(r.Context()).name, s.eraseWait)
 	if err != nil {
 		return err
+	}
+	if !done {
+		w.Header().Set("Location", "/v1/apps/"+url.PathEscape(app)+"/users/"+url.PathEscape(user)+"/erasure")
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		writeJSON(w, http.StatusAccepted, receipt)
+		return nil
 	}
 	writeJSON(w, http.StatusOK, receipt)
 	return nil
@@ -56,7 +64,7 @@ func (s *Server) exportUser(w http.ResponseWriter, r *http.Request) error {
 
 // importUser restores the path's user from the archive in the body.
 func (s *Server) importUser(w http.ResponseWriter, r *http.Request) error {
-	sum, err := userarchive.Restore(r.Context(), r.Body, s.svcs.Archive(), r.PathValue("app"), r.PathValue("user"))
+	sum, err := userarchive.Restore(r.Context(), r.Body, s.svcs.Archive(), r.PathValue("app"), r.PathValue("user"), principalOf(r.Context()).name)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hectormem/hector/internal/jsondepth"
+	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/errkind"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
@@ -52,6 +53,8 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, erase.ErrInProgress):
+		return &apiError{http.StatusConflict, "erasure_in_progress", err.Error() + " (GET …/erasure follows it)"}
 	case errors.As(err, &refused):
 		return &apiError{http.StatusBadRequest, refused.Code, refused.Message}
 	case errors.As(err, &maxBytes):
@@ -66,6 +69,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{http.StatusConflict, "already_exists", err.Error()}
 	case errors.Is(err, errkind.InvalidArgument):
 		return &apiError{http.StatusBadRequest, "invalid_argument", err.Error()}
+	case errors.Is(err, errkind.Upstream): // what failed is named, its secrets redacted
+		return &apiError{http.StatusBadGateway, "bad_gateway", err.Error()}
 	case errors.Is(err, index.ErrNeedsRebuild):
 		return &apiError{http.StatusServiceUnavailable, "index_needs_rebuild", err.Error()}
 	// Which store is unavailable is said in general terms: the errors
@@ -98,7 +103,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	if e.code == "unavailable" {
+	if e.code == "unavailable" || e.code == "erasure_in_progress" {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})

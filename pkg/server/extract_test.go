@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,24 @@ func TestExtractOverHTTP(t *testing.T) {
 	}
 	if w := do(t, off, "GET", "/v1/extraction", adminKey, nil); w.Body.String() != "{\"enabled\":false}\n" {
 		t.Errorf("extraction status when off: %q", w.Body)
+	}
+}
+
+// A model server that fails is a 502 naming the model's configuration, not
+// a 503 blaming a store.
+func TestAFailingExtractionModelIsABadGateway(t *testing.T) {
+	model := fakellm.Start(t, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500}, fakellm.Reply{Status: 500})
+	s := newTestServer(t, func(c *config.Config) {
+		c.LLMs = map[string]config.LLM{"small": {BaseURL: model.URL, Model: "small-1"}}
+		c.Server.Extraction = config.Extraction{LLM: "small"}
+	})
+	u := "/v1/apps/a/users/alice/sessions"
+	do(t, s, "POST", u, adminKey, map[string]any{"session_id": "s"})
+	do(t, s, "POST", u+"/s/events", aliceKey, map[string]any{"author": "alice",
+		"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "I live in Lisbon"}}}})
+	w := do(t, s, "POST", u+"/s/memories:extract", aliceKey, nil)
+	if w.Code != http.StatusBadGateway || !strings.Contains(w.Body.String(), "server.extraction.llm") || !strings.Contains(w.Body.String(), "small-1") {
+		t.Errorf("a failing model: %d %s", w.Code, w.Body)
 	}
 }
 

@@ -51,7 +51,7 @@ func (s *Server) gatewayAdmit(r *http.Request, id gateway.Identity) (string, err
 	if !s.limiter(p.name).Allow() {
 		return "", errRateLimited
 	}
-	return app, nil
+	return app, s.reach(r.Context(), app, id.UserID)
 }
 
 // chatSession checks a session ID of the form chat:<id>.

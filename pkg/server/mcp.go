@@ -12,7 +12,9 @@ import (
 func (s *Server) mcpHandler() http.Handler {
 	svcs := mcp.Services{Sessions: s.svcs.Sessions, Index: s.svcs.Index, Facts: s.svcs.Facts, WritePolicy: s.cfg.Server.MCP.WritePolicy,
 		Erase: func(ctx context.Context, app, user, by string) (*erase.Receipt, error) {
-			return s.svcs.Erase(ctx, app, user, by, nil)
+			// A tool call has no 202: past eraseWait, the receipt says it runs.
+			receipt, _, err := s.svcs.Erasures.Erase(ctx, app, user, by, s.eraseWait)
+			return receipt, err
 		}}
 	return mcp.Handler(svcs, s.mcpIdentity, s.logger)
 }
@@ -46,6 +48,10 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 	}
 	if !p.may(scopeUser, app, user) {
 		writeError(w, errForbidden)
+		return mcp.Identity{}, false
+	}
+	if err := s.reach(r.Context(), app, user); err != nil {
+		writeError(w, toAPIError(err))
 		return mcp.Identity{}, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)

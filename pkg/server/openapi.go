@@ -49,6 +49,13 @@ func (s *Server) openAPIDocument(baseURL string) map[string]any {
 		}
 		responses[statusKey(rt.status)] = ok
 		codes := []int{400, 401, 403, 404, 409, 413, 429, 503}
+		for _, code := range rt.also {
+			if code < 400 {
+				responses[statusKey(code)] = map[string]any{"description": http.StatusText(code), "content": ok["content"]}
+			} else {
+				codes = append(codes, code)
+			}
+		}
 		if rt.request != "" && rt.request != "Content" { // a JSON body
 			codes = append(codes, 415)
 		}
@@ -152,7 +159,7 @@ var schemas = map[string]any{
 	"ImportSummary": obj(map[string]any{"from": obj(map[string]any{"app_name": str, "user_id": str}), "sessions": num, "events": num,
 		"user_state_keys": num, "fact_versions": num, "artifact_versions": num}),
 	"ErasureReceipt": obj(map[string]any{"app_name": str, "user_id": str, "by": str, "state": str, "resumed": num, "started": str, "finished": str,
-		"stores": array(obj(map[string]any{"store": str, "removed": num, "left": num})), "verified": map[string]any{"type": "boolean"}}),
+		"stores": array(obj(map[string]any{"store": str, "removed": num, "left": num})), "verified": map[string]any{"type": "boolean"}, "pending": str}),
 	"FactHistory":    obj(map[string]any{"versions": array(ref("Fact"))}),
 	"InvalidateFact": obj(map[string]any{"key": str}, "key"),
 	"FactList":       obj(map[string]any{"facts": array(ref("Fact"))}),
@@ -181,7 +188,8 @@ var schemas = map[string]any{
 func factProperties() map[string]any {
 	return map[string]any{"id": str, "key": str, "value": str, "category": str, "tags": array(str), "created_at": str, "updated_at": str,
 		"expires_at": str, "valid_from": str, "valid_to": str, "supersedes": str, "superseded_by": str,
-		"source":   obj(map[string]any{"kind": str, "by": str, "agent": str, "session_id": str, "event_ids": array(str), "model": str}),
+		"source": obj(map[string]any{"kind": str, "by": str, "agent": str, "session_id": str, "event_ids": array(str), "model": str,
+			"claimed": obj(map[string]any{"kind": str, "by": str, "agent": str, "session_id": str, "event_ids": array(str), "model": str})}),
 		"decision": map[string]any{"type": "string", "enum": []string{"added", "updated", "unchanged", "duplicate"}}}
 }
 

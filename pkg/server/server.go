@@ -22,6 +22,7 @@ import (
 	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/console"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/telemetry"
 	"github.com/hectormem/hector/pkg/workingmemory"
 )
@@ -47,6 +48,7 @@ type route struct {
 	request      string   // OpenAPI schema name of the body, if any
 	response     string   // OpenAPI schema name of the 2xx body
 	status       int      // success status
+	also         []int    // other statuses it answers with: a success's body is response's, an error's an Error
 	// stream: the body is streamed into stores that bound what they keep,
 	// rather than bounded by server.limits.max_body_mb.
 	stream bool
@@ -70,8 +72,11 @@ type Server struct {
 	strategies map[workingmemory.Config]workingmemory.Strategy
 
 	rebuild rebuildState
-	agents  map[string]*agent.Runner
-	closers []func() error // the agents' MCP connections
+	// eraseWait is how long an erasure request waits for the receipt
+	// before answering 202 with where to follow it.
+	eraseWait time.Duration
+	agents    map[string]*agent.Runner
+	closers   []func() error // the agents' MCP connections
 }
 
 // New builds the server's handler.
@@ -81,7 +86,7 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 		return nil, err
 	}
 	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
-		limiters: map[string]*rate.Limiter{}, sweepLimitersAt: minLimiterSweep, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
+		limiters: map[string]*rate.Limiter{}, sweepLimitersAt: minLimiterSweep, eraseWait: defaultEraseWait, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
 	if s.agents, s.closers, err = newRunners(svcs, cfg, logger); err != nil {
 		s.Close()
 		return nil, err
@@ -232,9 +237,15 @@ func (s *Server) wrap(rt route) http.Handler {
 			endSpan(rec.status)
 			s.metrics.observe(rt.method+" "+rt.path, rec.status, time.Since(start))
 		}()
-		err := s.admit(rt, r)
+		err := checkPathIDs(r)
+		if err == nil {
+			err = s.admit(rt, r)
+		}
 		if err == nil {
 			err = checkQuery(rt, r)
+		}
+		if err == nil && rt.writesUser() {
+			err = s.svcs.Erasures.Held(r.Context(), r.PathValue("app"), r.PathValue("user"))
 		}
 		if err != nil {
 			e := toAPIError(err)
@@ -255,6 +266,39 @@ func (s *Server) wrap(rt route) http.Handler {
 			writeError(rec, e)
 		}
 	})
+}
+
+// checkPathIDs refuses an app name, user ID or session ID in the path that
+// no store takes, before anything is written or recorded: one check for
+// every route, so no route can keep memory under an ID others refuse.
+func checkPathIDs(r *http.Request) error {
+	for _, p := range [...]struct{ name, what string }{{"app", "app name"}, {"user", "user ID"}, {"id", "session ID"}} {
+		if id := r.PathValue(p.name); id != "" || strings.Contains(r.Pattern, "{"+p.name+"}") {
+			if err := ident.Check(p.what, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writesUser: the route may write to the path's user, and is held while
+// they are being erased (reads are not, nor is the erasure itself).
+func (rt route) writesUser() bool {
+	return strings.Contains(rt.path, "{user}") && rt.method != http.MethodGet && rt.name != "eraseUser"
+}
+
+// reach checks the app and user a request names in its body or headers
+// (the gateway, agents, MCP) as the path's are checked: IDs every store
+// takes, and a user who is not being erased.
+func (s *Server) reach(ctx context.Context, app, user string) error {
+	if err := ident.Check("app name", app); err != nil {
+		return err
+	}
+	if err := ident.Check("user ID", user); err != nil {
+		return err
+	}
+	return s.svcs.Erasures.Held(ctx, app, user)
 }
 
 // checkQuery refuses query parameters the route does not take: a misspelt
@@ -336,6 +380,9 @@ func (s *Server) sweepLimiters() {
 
 const minLimiterSweep = 1024
 
+// defaultEraseWait is well inside any client's and proxy's timeout.
+const defaultEraseWait = 20 * time.Second
+
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -376,7 +423,7 @@ func (s *Server) table() []route {
 		{method: "DELETE", name: "deleteSession", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
 		{method: "POST", name: "appendEvent", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
 		{method: "POST", name: "getContext", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
-		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200},
+		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200, also: []int{502}},
 
 		{method: "GET", name: "getAppState", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
 		{method: "PATCH", name: "updateAppState", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
@@ -389,7 +436,7 @@ func (s *Server) table() []route {
 		{method: "GET", name: "listArtifactVersions", path: userPath + "/sessions/{id}/artifacts/{name}/versions", summary: "List versions", scope: scopeUser, handle: s.artifactVersions, response: "ArtifactList", status: 200},
 		{method: "DELETE", name: "deleteArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
-		{method: "DELETE", name: "eraseUser", path: userPath, summary: "Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt (a user's own credential only with server.auth.self_erasure)", scope: s.eraseScope(), handle: s.eraseUser, response: "ErasureReceipt", status: 200},
+		{method: "DELETE", name: "eraseUser", path: userPath, summary: "Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)", scope: s.eraseScope(), handle: s.eraseUser, response: "ErasureReceipt", status: 200, also: []int{202}},
 		{method: "GET", name: "exportUser", path: userPath + "/export", summary: "Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)", scope: scopeUser, handle: s.exportUser, response: "Content", status: 200},
 		{method: "POST", name: "importUser", path: userPath + "/import", summary: "Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)", scope: scopeApp, handle: s.importUser, request: "Content", response: "ImportSummary", status: 201, stream: true},
 		{method: "GET", name: "getErasureReceipt", path: userPath + "/erasure", summary: "The receipt of the user's latest erasure", scope: scopeApp, handle: s.erasureReceipt, response: "ErasureReceipt", status: 200},

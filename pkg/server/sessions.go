@@ -41,6 +41,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if err := principalOf(r.Context()).mayWriteState(req.State); err != nil {
+		return err
+	}
 	resp, err := s.svcs.Sessions.Create(r.Context(), &session.CreateRequest{AppName: r.PathValue("app"), UserID: r.PathValue("user"), SessionID: req.SessionID,
 		State: req.State, Title: req.Title})
 	if err != nil {
@@ -168,6 +171,9 @@ func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.ExpectedSeq != nil && *req.ExpectedSeq < 0 {
 		return badRequest("expected_seq %d is negative: give the sequence number of the session's last event (0 when it has none)", *req.ExpectedSeq)
+	}
+	if err := principalOf(r.Context()).mayWriteState(req.Actions.StateDelta); err != nil {
+		return err
 	}
 	// Appending needs only the session's key, not a read of it.
 	sess := session.Ref(r.PathValue("app"), r.PathValue("user"), r.PathValue("id"))

@@ -104,6 +104,18 @@ func ScopeOf(key string) (Scope, error) {
 	return ScopeSession, nil
 }
 
+// AppKey returns the first, in sorted order, of delta's app: keys, "" when
+// it has none: app state is every user's, which one user may not write.
+func AppKey(delta map[string]any) string {
+	first := ""
+	for k := range delta {
+		if strings.HasPrefix(k, KeyPrefixApp) && (first == "" || k < first) {
+			first = k
+		}
+	}
+	return first
+}
+
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func keyError(key, problem string) error {

@@ -56,10 +56,11 @@ const (
 // its content, type, metadata and creation time.
 //
 // The archive is read as it streams and checked as it goes: a malformed
-// one is refused with ErrInvalidArgument, having written nothing if
-// user.jsonl is where it is wrong. A fault found later stops the restore
-// part-way, and the error says so: erase the user and restore again.
-func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID string) (*Summary, error) {
+// or truncated one is refused with ErrInvalidArgument naming what is
+// wrong, and a refused restore leaves nothing: what it wrote before the
+// fault showed is forgotten again (svcs.Forget). Facts are recorded as
+// imported by by (see facts.Service.Restore).
+func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, by string) (*Summary, error) {
 	tr := tar.NewReader(r)
 	h, err := tr.Next()
 	if err != nil || h.Name != "user.jsonl" {
@@ -82,57 +83,70 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID st
 		return nil, err
 	}
 
-	sum := &Summary{From: user.from}
-	partWay := func(err error) (*Summary, error) {
-		return sum, fmt.Errorf("the restore stopped part-way (%d of the archive's sessions and %d artifact versions written): erase the user and restore again: %w",
-			sum.Sessions, sum.ArtifactVersions, err)
+	sum, err := restore(ctx, tr, user, svcs, appName, userID, by)
+	if err != nil {
+		// The user held nothing before: forgetting them again undoes it all.
+		if ferr := svcs.Forget(context.WithoutCancel(ctx), appName, userID); ferr != nil {
+			return nil, fmt.Errorf("%w; and undoing what the restore wrote failed: erase the user (%v)", err, ferr)
+		}
+		return nil, err
 	}
+	return sum, nil
+}
+
+// restore writes what the archive holds past user.jsonl, which it has read.
+func restore(ctx context.Context, tr *tar.Reader, user *userFile, svcs Services, appName, userID, by string) (*Summary, error) {
+	sum := &Summary{From: user.from}
 	if len(user.state) > 0 {
 		if err := svcs.Sessions.UpdateUserState(ctx, appName, userID, user.state); err != nil {
-			return partWay(err)
+			return nil, err
 		}
 		sum.UserStateKeys = len(user.state)
 	}
 	if len(user.facts) > 0 {
-		if err := svcs.Facts.Restore(ctx, appName, userID, user.facts); err != nil {
-			return partWay(err)
+		if err := svcs.Facts.Restore(ctx, appName, userID, by, user.facts); err != nil {
+			return nil, err
 		}
 		sum.FactVersions = len(user.facts)
 	}
 	restorer, _ := svcs.Sessions.(session.Restorer)
-	seen := map[string]bool{}
+	seen, restored := map[string]bool{}, map[string]bool{} // file names, session IDs
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return partWay(bad("reading it: %v", err))
+			return nil, bad("reading it: %v", err)
 		}
 		if seen[h.Name] {
-			return partWay(bad("it holds %s twice", h.Name))
+			return nil, bad("it holds %s twice", h.Name)
 		}
 		seen[h.Name] = true
 		switch a, isArtifact := user.files[h.Name]; {
 		case isArtifact:
 			if err := restoreArtifact(ctx, svcs.Artifacts, appName, userID, a, tr); err != nil {
-				return partWay(fmt.Errorf("%s: %w", h.Name, err))
+				return nil, fmt.Errorf("%s: %w", h.Name, err)
 			}
 			sum.ArtifactVersions++
 		case strings.HasPrefix(h.Name, "sessions/") && strings.HasSuffix(h.Name, ".jsonl"):
 			if restorer == nil {
-				return partWay(bad("this deployment's session store cannot restore sessions"))
+				return nil, bad("this deployment's session store cannot restore sessions")
 			}
 			if h.Size > maxSessionFile {
-				return partWay(bad("%s is %d MiB, over the limit of %d MiB", h.Name, h.Size>>20, maxSessionFile>>20))
+				return nil, bad("%s is %d MiB, over the limit of %d MiB", h.Name, h.Size>>20, maxSessionFile>>20)
 			}
 			req, err := readSessionFile(tr, appName, userID)
 			if err != nil {
-				return partWay(fmt.Errorf("%s: %w", h.Name, err))
+				return nil, fmt.Errorf("%s: %w", h.Name, err)
 			}
+			if restored[req.SessionID] {
+				return nil, bad("%s: session %q is in it twice", h.Name, req.SessionID)
+			}
+			restored[req.SessionID] = true
 			s, err := restorer.Restore(ctx, req)
 			if err != nil {
-				return partWay(fmt.Errorf("%s: %w", h.Name, err))
+				return nil, fmt.Errorf("%s: %w", h.Name, err)
 			}
 			if svcs.Index != nil {
 				svcs.Index.Index(ctx, s) // a courtesy: the change feed makes up for a failure
@@ -140,23 +154,27 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID st
 			sum.Sessions++
 			sum.Events += len(req.Events)
 		default:
-			return partWay(bad("it holds %s, which user.jsonl does not describe", h.Name))
+			return nil, bad("it holds %s, which user.jsonl does not describe", h.Name)
 		}
 	}
 	for name := range user.files {
 		if !seen[name] {
-			return partWay(bad("it ends without %s, which user.jsonl describes", name))
+			return nil, bad("it ends without %s, which user.jsonl describes", name)
 		}
+	}
+	if user.sessions >= 0 && sum.Sessions != user.sessions {
+		return nil, bad("it ends after %d of the %d sessions user.jsonl counts: is it cut short?", sum.Sessions, user.sessions)
 	}
 	return sum, nil
 }
 
 // userFile is what user.jsonl holds.
 type userFile struct {
-	from  Owner
-	state map[string]any
-	facts []facts.ScopedFact
-	files map[string]artifactLine // by file name
+	from     Owner
+	sessions int // how many session files follow; -1 when the format does not say
+	state    map[string]any
+	facts    []facts.ScopedFact
+	files    map[string]artifactLine // by file name
 }
 
 func readUserFile(r io.Reader) (*userFile, error) {
@@ -167,10 +185,13 @@ func readUserFile(r io.Reader) (*userFile, error) {
 			if kind != "user" || json.Unmarshal(raw, &head) != nil {
 				return fmt.Errorf(`its first line is not {"kind":"user",…}`)
 			}
-			if head.Format != Format {
-				return fmt.Errorf("it is in format %d, and this Hector reads format %d", head.Format, Format)
+			if head.Format != 1 && head.Format != Format {
+				return fmt.Errorf("it is in format %d, and this Hector reads formats 1 and %d", head.Format, Format)
 			}
-			u.from = Owner{head.AppName, head.UserID}
+			u.from, u.sessions = Owner{head.AppName, head.UserID}, -1
+			if head.Format >= 2 {
+				u.sessions = head.Sessions
+			}
 			return nil
 		}
 		switch kind {
@@ -296,6 +317,9 @@ type matching struct {
 
 func (m *matching) Read(p []byte) (int, error) {
 	n, err := m.r.Read(p)
+	if err != nil && err != io.EOF { // the archive ends inside the file, or breaks there
+		return n, bad("reading artifact %q: %v", m.want.Name, err)
+	}
 	m.h.Write(p[:n])
 	m.n += int64(n)
 	if err == io.EOF && (m.n != m.want.Size || hex.EncodeToString(m.h.Sum(nil)) != m.want.SHA256) {

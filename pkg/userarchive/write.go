@@ -34,8 +34,10 @@ import (
 	hstate "github.com/hectormem/hector/pkg/state"
 )
 
-// Format is the version of the archive's layout, in its first line.
-const Format = 1
+// Format is the version of the archive's layout, in its first line. Format
+// 2 counts the sessions there, so that an archive cut between two files is
+// known to be short; Restore reads format 1 as well.
+const Format = 2
 
 // Services are the stores a user is read from and written to; Artifacts,
 // Facts and Index may be nil.
@@ -48,6 +50,9 @@ type Services struct {
 	Index interface {
 		Index(ctx context.Context, s session.Session) error
 	}
+	// Forget removes everything of a user, as an erasure does: it undoes a
+	// refused restore (the user held nothing before it).
+	Forget func(ctx context.Context, appName, userID string) error
 }
 
 // The lines of an archive.
@@ -58,6 +63,7 @@ type (
 		AppName    string    `json:"app_name"`
 		UserID     string    `json:"user_id"`
 		ExportedAt time.Time `json:"exported_at"`
+		Sessions   int       `json:"sessions"` // how many session files follow
 	}
 	userStateLine struct {
 		Kind  string         `json:"kind"` // "user_state"
@@ -101,7 +107,7 @@ func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID stri
 	slices.Reverse(ids)   // oldest first: restored in this order, they list in the order they did
 	var user bytes.Buffer // small: state, facts and artifacts' descriptions
 	enc := json.NewEncoder(&user)
-	enc.Encode(userLine{"user", Format, appName, userID, now})
+	enc.Encode(userLine{"user", Format, appName, userID, now, len(ids)})
 	st, err := svcs.Sessions.UserState(ctx, appName, userID)
 	if err != nil {
 		return err

@@ -38,15 +38,32 @@ func testRestore(t *testing.T, newService Factory) {
 	to := newService(t, facts.WithClock(clock.Now))
 	carol := facts.UserScope("app", "carol")
 	store(t, to, facts.UserScope("app", "bob"), "home", "Lives in Madrid", "")
-	if err := to.Restore(ctx, "app", "carol", exported); err != nil {
+	if err := to.Restore(ctx, "app", "carol", "app-key", exported); err != nil {
 		t.Fatal(err)
 	}
 	restored, err := to.UserFacts(ctx, "app", "carol")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, b := jsonText(t, exported), jsonText(t, restored); a != b {
+	// Each version as exported, but for its source: imported by the
+	// restorer, the archive's claim kept apart.
+	var want []facts.ScopedFact
+	json.Unmarshal([]byte(jsonText(t, exported)), &want)
+	for i := range want {
+		s := want[i].Source
+		want[i].Source = facts.Source{Kind: facts.SourceImported, By: "app-key",
+			Claimed: &facts.Claim{Kind: s.Kind, By: s.By, Agent: s.Agent, SessionID: s.SessionID, EventIDs: s.EventIDs, Model: s.Model}}
+	}
+	if a, b := jsonText(t, want), jsonText(t, restored); a != b {
 		t.Errorf("restored facts differ from the exported ones:\n%s\nwant\n%s", b, a)
+	}
+	// Moved again, a version keeps the first claim, not a claim of a claim.
+	third := newService(t, facts.WithClock(clock.Now))
+	if err := third.Restore(ctx, "app", "erin", "admin", restored); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := third.UserFacts(ctx, "app", "erin"); err != nil || again[0].Source.By != "admin" || again[0].Source.Claimed.Kind != exported[0].Source.Kind {
+		t.Errorf("moved twice: %+v, %v", again[0].Source, err)
 	}
 	if f, err := to.Recall(ctx, carol, "home"); err != nil || f.Value != "Lives in Porto" {
 		t.Errorf("Recall(home) = %+v, %v", f, err)
@@ -65,7 +82,7 @@ func testRestore(t *testing.T, newService Factory) {
 		t.Errorf("storing over a restored fact = %+v, %v", f, err)
 	}
 
-	if err := to.Restore(ctx, "app", "carol", exported); !errors.Is(err, facts.ErrUserHasFacts) {
+	if err := to.Restore(ctx, "app", "carol", "admin", exported); !errors.Is(err, facts.ErrUserHasFacts) {
 		t.Errorf("restoring into a user with facts: %v, want ErrUserHasFacts", err)
 	}
 	broken := func(change func(fs []facts.ScopedFact)) []facts.ScopedFact {
@@ -73,6 +90,15 @@ func testRestore(t *testing.T, newService Factory) {
 		json.Unmarshal([]byte(jsonText(t, exported)), &fs)
 		change(fs)
 		return fs
+	}
+	// An expiry past the policy's longest TTL is brought back to it.
+	forever := broken(func(fs []facts.ScopedFact) { fs[3].ExpiresAt = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) })
+	fourth := newService(t, facts.WithClock(clock.Now))
+	if err := fourth.Restore(ctx, "app", "frank", "admin", forever); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fourth.UserFacts(ctx, "app", "frank"); !got[3].ExpiresAt.Equal(clock.Now().Add(facts.DefaultPolicy().MaxTTL)) {
+		t.Errorf("an imported expiry of 9999 became %v", got[3].ExpiresAt)
 	}
 	for name, fs := range map[string][]facts.ScopedFact{
 		"an app's fact":      broken(func(fs []facts.ScopedFact) { fs[0].Scope = facts.ScopeApp }),
@@ -83,7 +109,7 @@ func testRestore(t *testing.T, newService Factory) {
 		"no ID":              broken(func(fs []facts.ScopedFact) { fs[3].ID = "" }),
 	} {
 		var v *facts.ValidationError
-		if err := to.Restore(ctx, "app", "dave", fs); !errors.As(err, &v) {
+		if err := to.Restore(ctx, "app", "dave", "admin", fs); !errors.As(err, &v) {
 			t.Errorf("restoring %s: %v, want a ValidationError", name, err)
 		}
 		if held, _ := to.UserFacts(ctx, "app", "dave"); len(held) != 0 {

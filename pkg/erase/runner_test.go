@@ -1,0 +1,118 @@
+package erase
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// An ID no store takes is refused before anything is recorded, so no
+// receipt is left running that no start could finish.
+func TestRunnerRefusesBadIDsBeforeRecording(t *testing.T) {
+	receipts := NewMemoryReceipts()
+	called := false
+	r := NewRunner(receipts, func(context.Context, string, string, string, *Receipt) (*Receipt, error) {
+		called = true
+		return &Receipt{}, nil
+	}, quiet)
+	for _, user := range []string{"a\nb", "a\tb", "a\rb", "a\x7fb", "a\x1bb", "", strings.Repeat("u", 129), "\xff"} {
+		if _, _, err := r.Erase(t.Context(), "app", user, "admin", time.Second); err == nil {
+			t.Errorf("erasing %q: no error", user)
+		}
+	}
+	if _, _, err := r.Erase(t.Context(), "a\x00", "u", "admin", time.Second); err == nil {
+		t.Error("an app name with a NUL: no error")
+	}
+	if running, _ := receipts.Running(t.Context()); called || len(running) != 0 {
+		t.Errorf("a refused erasure ran (%v) or recorded %d receipts", called, len(running))
+	}
+}
+
+// An erasure that outlasts the wait answers its progress (done false) and
+// goes on; meanwhile the user is held and others are not; asking again
+// joins the same erasure.
+func TestRunnerAnswersBeforeALongErasureEnds(t *testing.T) {
+	receipts := NewMemoryReceipts()
+	release := make(chan struct{})
+	var runs atomic.Int32
+	r := NewRunner(receipts, func(_ context.Context, app, user, by string, _ *Receipt) (*Receipt, error) {
+		runs.Add(1)
+		rec := &Receipt{AppName: app, UserID: user, By: by, State: StateRunning}
+		receipts.Put(context.Background(), rec)
+		<-release
+		rec.State, rec.Verified = StateDone, true
+		return rec, receipts.Put(context.Background(), rec)
+	}, quiet)
+	rec, done, err := r.Erase(t.Context(), "app", "alice", "admin", time.Millisecond)
+	if err != nil || done || rec.State != StateRunning {
+		t.Fatalf("a long erasure answered %+v, done %v, %v", rec, done, err)
+	}
+	if err := r.Held(t.Context(), "app", "alice"); !errors.Is(err, ErrInProgress) {
+		t.Errorf("a write to alice during her erasure: %v", err)
+	}
+	if err := r.Held(t.Context(), "app", "bob"); err != nil {
+		t.Errorf("a write to bob during alice's erasure: %v", err)
+	}
+	close(release)
+	rec, done, err = r.Erase(t.Context(), "app", "alice", "admin", time.Minute)
+	if err != nil || !done || rec.State != StateDone {
+		t.Fatalf("asking again: %+v, done %v, %v", rec, done, err)
+	}
+	r.Wait()
+	if err := r.Held(t.Context(), "app", "alice"); err != nil {
+		t.Errorf("a write to alice after her erasure: %v", err)
+	}
+}
+
+// Another replica's running erasure holds the user here too: the receipt
+// is what replicas share.
+func TestRunnerHoldsWhatAnotherReplicaErases(t *testing.T) {
+	receipts := NewMemoryReceipts()
+	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
+	r := NewRunner(receipts, nil, quiet)
+	if err := r.Held(t.Context(), "app", "alice"); !errors.Is(err, ErrInProgress) {
+		t.Errorf("held = %v", err)
+	}
+}
+
+// A resume that fails is retried in the background and reported by
+// Failing until it succeeds; it never returns the failure to the start.
+func TestRunnerRetriesAFailedResume(t *testing.T) {
+	receipts := NewMemoryReceipts()
+	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
+	fail := make(chan bool)
+	r := NewRunner(receipts, func(_ context.Context, app, user, by string, from *Receipt) (*Receipt, error) {
+		if from == nil {
+			return nil, errors.New("not a resume")
+		}
+		if <-fail {
+			return nil, errors.New("the index store does not answer")
+		}
+		from.State = StateDone
+		return from, receipts.Put(context.Background(), from)
+	}, quiet)
+	r.retry = time.Millisecond
+	if err := r.Resume(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	fail <- true
+	fail <- true // the first attempt's failure is recorded before the second begins
+	if err := r.Failing(); err == nil || !strings.Contains(err.Error(), "the index store does not answer") {
+		t.Errorf("failing after a failed resume = %v", err)
+	}
+	fail <- false
+	r.Wait()
+	for r.Failing() != nil { // cleared right after the run that succeeded
+		time.Sleep(time.Millisecond)
+	}
+	if latest, _ := receipts.Latest(t.Context(), "app", "alice"); latest.State != StateDone {
+		t.Errorf("the receipt after the retry = %+v", latest)
+	}
+}
