@@ -39,7 +39,7 @@ for examples.`,
 	}
 	root.PersistentFlags().StringP("config", "c", os.Getenv("HECTOR_CONFIG"), "configuration file (default: none, the zero configuration; or $HECTOR_CONFIG)")
 	root.PersistentFlags().String("data-dir", "", "data directory, overriding the configuration and $HECTOR_DATA_DIR; what the configuration leaves out (or writes under ${HECTOR_DATA_DIR}) goes there")
-	root.AddCommand(serveCommand(), indexCommand(), userCommand(), mcpCommand(), configCommand(), &cobra.Command{
+	root.AddCommand(serveCommand(), indexCommand(), userCommand(), mcpCommand(), configCommand(), evalCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run: func(cmd *cobra.Command, args []string) {

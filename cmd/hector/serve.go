@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
@@ -123,6 +124,13 @@ func serve(cfg *config.Config) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
+	if addr := os.Getenv("HECTOR_PPROF_ADDR"); addr != "" {
+		if !server.IsLoopback(addr) {
+			listener.Close()
+			return fmt.Errorf("HECTOR_PPROF_ADDR=%s: profiles are served on loopback only (such as 127.0.0.1:6060)", addr)
+		}
+		go func() { logger.Warn("pprof stopped", "error", http.ListenAndServe(addr, profiles())) }()
+	}
 	printLocations(os.Stdout, cfg)
 	fmt.Printf("Hector is serving at %s\n", url)
 	if !srv.AuthEnabled() {
@@ -142,4 +150,14 @@ func serve(cfg *config.Config) error {
 		return err
 	}
 	return nil
+}
+
+// profiles serves Go's runtime profiles (HECTOR_PPROF_ADDR): for finding
+// where time and memory go under load. They hold stacks and counts, never
+// what a user stored.
+func profiles() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	return mux
 }

@@ -71,6 +71,21 @@ func (s *bm25Shard) put(d Document, length int32, tf map[string]int32) {
 	s.live++
 }
 
+// shareText gives each of docs this shard's copy of it when the shard
+// holds the same document: vectors embedded in the background come from
+// events read again, and a message's text is then kept once in memory,
+// not once a shard.
+func (s *bm25Shard) shareText(docs []StoredDoc) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i := range docs {
+		d := &docs[i].Document
+		if n, ok := s.byEvent[eventKey{d.SessionID, d.EventID}]; ok && s.docs[n].live && s.docs[n].Document == *d {
+			*d = s.docs[n].Document // equal, and now sharing its strings
+		}
+	}
+}
+
 func (s *bm25Shard) kill(n int32) {
 	d := &s.docs[n]
 	if !d.live {

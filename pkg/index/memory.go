@@ -163,7 +163,11 @@ func (m *memoryStore) Write(ctx context.Context, o Owner, docs []StoredDoc) erro
 
 func (sh *memoryShard) write(ctx context.Context, docs []StoredDoc) error {
 	if sh.vector != nil { // the one that can fail goes first
-		if err := sh.vector.upsert(ctx, withVectors(docs)); err != nil {
+		docs := withVectors(docs)
+		if sh.keyword != nil {
+			sh.keyword.shareText(docs)
+		}
+		if err := sh.vector.upsert(ctx, docs); err != nil {
 			return err
 		}
 	}

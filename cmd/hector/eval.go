@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/eval"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+func evalCommand() *cobra.Command {
+	var format, data string
+	var asJSON bool
+	var questions int
+	cmd := &cobra.Command{
+		Use:   "eval --format locomo|longmemeval|jsonl --data FILE",
+		Short: "Measure how well an index configuration finds what answers questions about conversations",
+		Long: `Measure retrieval on a labelled set of conversations: load them into the configuration's
+stores (--config, else the zero configuration) in a fresh temporary data directory, append every
+turn as the server does, wait until the index (vectors included) holds them, ask every question as
+its own user, and print the figures overall and by category, with the time loading took and the
+search latency. Databases and engines the configuration names outside the data directory
+(PostgreSQL, Weaviate, Qdrant) are written to under a fresh app, and its sessions deleted after.
+
+Formats (--data may be gzipped):
+  locomo       LoCoMo's locomo10.json, one conversation's file, or a zip of them: turn-level
+               hit@1, recall@5, recall@10, mrr@10, ndcg@5; categories 1-4 scored, adversarial
+               questions (5) reported apart.
+  longmemeval  LongMemEval's longmemeval_s, a JSON array or JSON lines: each question its own
+               user with its haystack; recall_all@5/10 and ndcg_any@5/10 over sessions (ranked by
+               their best turn), hit@1 and recall_any@5/10 over has_answer turns; by question type.
+  jsonl        your own conversations, JSON lines of three kinds:
+                 {"kind":"session","user":"alice","id":"trip","time":"2024-05-01T10:00:00Z"}
+                 {"kind":"event","user":"alice","session":"trip","id":"e1","author":"alice","role":"user","text":"Book a flight to Lisbon"}
+                 {"kind":"query","user":"alice","id":"q1","text":"Where am I flying?","category":"travel","answers":["e1"]}
+               scored as locomo is.`,
+		Example: `  hector eval --format locomo --data locomo10.json
+  hector eval --format longmemeval --data longmemeval_s.jsonl.gz --config keyword.yaml --json
+  hector eval --format jsonl --data my-conversations.jsonl --limit-questions 50`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			load, ok := map[string]func(string, []byte) (*eval.Dataset, error){
+				"locomo": eval.LoadLoCoMo, "longmemeval": eval.LoadLongMemEval, "jsonl": eval.LoadJSONL}[format]
+			if !ok {
+				return fmt.Errorf("--format %q: give locomo, longmemeval or jsonl", format)
+			}
+			if data == "" {
+				return fmt.Errorf("--data: name the file of conversations and questions")
+			}
+			if questions < 0 {
+				return fmt.Errorf("--limit-questions %d: give a number of questions, or 0 for all", questions)
+			}
+			raw, err := readData(data)
+			if err != nil {
+				return err
+			}
+			d, err := load(data, raw)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			report, err := runEval(ctx, cmd, d, questions)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(report)
+			}
+			return report.WriteText(os.Stdout)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "", "locomo, longmemeval or jsonl")
+	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
+	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only the first N questions (and load only their conversations)")
+	return cmd
+}
+
+func readData(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("--data %s: %w", path, err)
+		}
+		if raw, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("--data %s: %w", path, err)
+		}
+	}
+	return raw, nil
+}
+
+// runEval opens the configuration's stores on a fresh data directory and
+// runs the evaluation there.
+func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, questions int) (*eval.Report, error) {
+	dir, err := os.MkdirTemp("", "hector-eval-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path, _ := cmd.Flags().GetString("config")
+	cfg := config.Zero(config.Overrides{DataDir: dir})
+	if path != "" {
+		if cfg, err = config.Load(path, config.Overrides{DataDir: dir}); err != nil {
+			return nil, err
+		}
+	}
+	// Errors only: the warnings of a fresh data directory (a new facts key) are no news.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	svcs, err := config.Open(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer svcs.Close()
+	app := fmt.Sprintf("hector-eval-%d", time.Now().UnixNano())
+	if shared(cfg) {
+		defer forgetApp(svcs.Sessions, app, d)
+	}
+	bar := newBar(os.Stderr)
+	report, err := eval.Run(ctx, d, svcs.Sessions, svcs.Index, eval.Options{App: app, Questions: questions, Progress: bar.report})
+	bar.finish()
+	if err != nil {
+		return nil, err
+	}
+	report.Index = indexDescription(cfg)
+	return report, nil
+}
+
+// shared reports whether the configuration keeps sessions or the index
+// outside the data directory, where what the evaluation wrote stays.
+func shared(cfg *config.Config) bool {
+	srv := cfg.Server
+	return srv.Index.External() || srv.Sessions.Backend == "sql" && cfg.Databases[srv.Sessions.Database].Driver != "sqlite"
+}
+
+// forgetApp deletes what the evaluation wrote to shared stores.
+func forgetApp(sessions session.Service, app string, d *eval.Dataset) {
+	ctx := context.Background()
+	for _, u := range d.Users {
+		for _, s := range u.Sessions {
+			sessions.Delete(ctx, &session.DeleteRequest{AppName: app, UserID: u.ID, SessionID: s.ID})
+		}
+	}
+}
+
+func indexDescription(cfg *config.Config) string {
+	for _, l := range cfg.Locations() {
+		if l.What == "index" {
+			what, _, _ := strings.Cut(l.Where, ", snapshot ")
+			return what
+		}
+	}
+	return string(cfg.Server.Index.Type)
+}
+
+// bar shows how loading and indexing go: a bar on a terminal, a line every
+// few seconds otherwise.
+type bar struct {
+	out      io.Writer
+	terminal bool
+	printed  time.Time
+	stage    string
+	start    time.Time
+}
+
+func newBar(out *os.File) *bar {
+	fi, err := out.Stat()
+	return &bar{out: out, terminal: err == nil && fi.Mode()&os.ModeCharDevice != 0}
+}
+
+func (b *bar) report(p eval.Progress) {
+	if p.Stage != b.stage {
+		b.finish()
+		b.stage, b.start, b.printed = p.Stage, time.Now(), time.Time{}
+	}
+	interval := 5 * time.Second
+	if b.terminal {
+		interval = 100 * time.Millisecond
+	}
+	done := p.Done >= p.Total
+	if time.Since(b.printed) < interval && !done {
+		return
+	}
+	b.printed = time.Now()
+	frac := float64(p.Done) / float64(max(p.Total, 1))
+	what := map[string]string{"loading": "turns appended", "indexing": "changes embedded"}[p.Stage]
+	line := fmt.Sprintf("%s: %3.0f%% %d of %d %s, %s", p.Stage, frac*100, p.Done, p.Total, what, time.Since(b.start).Round(time.Second))
+	if b.terminal {
+		n := int(frac * 30)
+		fmt.Fprintf(b.out, "\r\033[K%s %s", strings.Repeat("█", n)+strings.Repeat("░", 30-n), line)
+	} else {
+		fmt.Fprintln(b.out, line)
+	}
+}
+
+func (b *bar) finish() {
+	if b.terminal && !b.printed.IsZero() {
+		fmt.Fprintln(b.out)
+	}
+}

@@ -1,0 +1,259 @@
+package eval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// Index is what Run needs of an index: what a server's has (index.Live).
+type Index interface {
+	Index(ctx context.Context, s session.Session) error
+	Search(ctx context.Context, req *index.SearchRequest) (*index.SearchResponse, error)
+	CatchUp(ctx context.Context, sessions session.Service) error
+	VectorCursor(ctx context.Context) (cursor int64, background bool, err error)
+}
+
+// Options change what Run does.
+type Options struct {
+	// App is the app the users' sessions are kept under; "eval" if empty.
+	App string
+	// Questions, when above 0, asks only the first that many questions,
+	// and loads only the conversations they are about.
+	Questions int
+	// Progress, when set, hears how loading and indexing go.
+	Progress func(Progress)
+}
+
+// Progress is how far one stage of a run is.
+type Progress struct {
+	Stage       string // "loading" (appending turns) or "indexing" (the index catching up)
+	Done, Total int
+}
+
+// Report is what a run measured.
+type Report struct {
+	Format    string   `json:"format"`
+	Index     string   `json:"index"` // what was measured, as the caller describes it
+	Users     int      `json:"users"`
+	Sessions  int      `json:"sessions"`
+	Turns     int      `json:"turns"`
+	Questions int      `json:"questions"`
+	Notes     []string `json:"notes,omitempty"`
+	// IngestSeconds is appending every turn (terms indexed as they come);
+	// CatchUpSeconds the wait after it until the index, vectors embedded
+	// in the background included, held them all.
+	IngestSeconds  float64 `json:"ingest_seconds"`
+	CatchUpSeconds float64 `json:"catch_up_seconds"`
+	SearchMillis   struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+	} `json:"search_ms"`
+	Metrics    []string  `json:"metrics"`
+	Overall    Figures   `json:"overall"`
+	Categories []Figures `json:"categories"`
+}
+
+// Figures are the mean of each metric over a group of questions.
+type Figures struct {
+	Name      string             `json:"name"`
+	Questions int                `json:"questions"`
+	Apart     bool               `json:"apart,omitempty"` // left out of the overall figures
+	Values    map[string]float64 `json:"values"`
+}
+
+// searchLimit is how many results a question asks for: the turn-level
+// figures look at 10, LongMemEval ranks sessions by their best turn, and
+// needs enough turns for 10 sessions.
+func searchLimit(metrics []string) int {
+	if slices.Equal(metrics, SessionMetrics) {
+		return 100
+	}
+	return 10
+}
+
+// Run plays d's conversations into sessions and idx as a server does
+// (each turn appended as an event with its turn's ID, the session indexed
+// after), waits until the index has caught up, vectors included, asks
+// each question as its own user, and reports the figures.
+func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o Options) (*Report, error) {
+	app := cmp.Or(o.App, "eval")
+	progress := func(p Progress) {
+		if o.Progress != nil {
+			o.Progress(p)
+		}
+	}
+	d = d.first(o.Questions)
+	r := &Report{Format: d.Format, Users: len(d.Users), Sessions: d.Sessions(), Turns: d.Turns(), Questions: len(d.Questions),
+		Notes: d.Notes, Metrics: d.Metrics}
+
+	start := time.Now()
+	done := 0
+	for _, u := range d.Users {
+		for _, s := range u.Sessions {
+			created, err := sessions.Create(ctx, &session.CreateRequest{AppName: app, UserID: u.ID, SessionID: s.ID})
+			if err != nil {
+				return nil, fmt.Errorf("user %q, session %q: %w", u.ID, s.ID, err)
+			}
+			for _, t := range s.Turns {
+				ev := &session.Event{ID: t.ID, Author: t.Author, Timestamp: t.Time, Message: session.NewTextMessage(t.Role, t.Text)}
+				if err := sessions.AppendEvent(ctx, created.Session, ev); err != nil {
+					return nil, fmt.Errorf("user %q, session %q, turn %q: %w", u.ID, s.ID, t.ID, err)
+				}
+				done++
+				progress(Progress{Stage: "loading", Done: done, Total: r.Turns})
+			}
+			if err := idx.Index(ctx, created.Session); err != nil {
+				return nil, fmt.Errorf("indexing user %q, session %q: %w", u.ID, s.ID, err)
+			}
+		}
+	}
+	r.IngestSeconds = time.Since(start).Seconds()
+
+	start = time.Now()
+	if err := catchUp(ctx, sessions, idx, progress); err != nil {
+		return nil, err
+	}
+	r.CatchUpSeconds = time.Since(start).Seconds()
+
+	limit := searchLimit(d.Metrics)
+	var took []time.Duration
+	scores := make([]map[string]float64, len(d.Questions))
+	for i, q := range d.Questions {
+		began := time.Now()
+		resp, err := idx.Search(ctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit})
+		took = append(took, time.Since(began))
+		if err != nil {
+			return nil, fmt.Errorf("question %q: %w", q.ID, err)
+		}
+		hits := make([]Hit, len(resp.Results))
+		for j, res := range resp.Results {
+			hits[j] = Hit{EventID: res.EventID, SessionID: res.SessionID}
+		}
+		scores[i] = score(d.Metrics, q, hits)
+	}
+	slices.Sort(took)
+	r.SearchMillis.P50 = millis(took[len(took)/2])
+	r.SearchMillis.P99 = millis(took[min(len(took)-1, len(took)*99/100)])
+	r.Overall, r.Categories = aggregate(d, scores)
+	return r, nil
+}
+
+// catchUp waits until the index holds every change, vectors embedded in
+// the background included.
+func catchUp(ctx context.Context, sessions session.Service, idx Index, progress func(Progress)) error {
+	if err := idx.CatchUp(ctx, sessions); err != nil {
+		return fmt.Errorf("index: catching up: %w", err)
+	}
+	changes, err := sessions.Changes(ctx, &session.ChangesRequest{Limit: 1})
+	if err != nil {
+		return err
+	}
+	head := changes.Head
+	first := int64(-1)
+	for {
+		cursor, background, err := idx.VectorCursor(ctx)
+		if err != nil {
+			return fmt.Errorf("index: how far the vectors are: %w", err)
+		}
+		if !background || cursor >= head {
+			return nil
+		}
+		if first < 0 {
+			first = cursor
+		}
+		progress(Progress{Stage: "indexing", Done: int(cursor - first), Total: int(head - first)})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond): // the background lane has no signal to wait on
+		}
+	}
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// first is d with its first n questions only (all when n is 0) and the
+// users they are about.
+func (d *Dataset) first(n int) *Dataset {
+	if n <= 0 || n >= len(d.Questions) {
+		return d
+	}
+	out := *d
+	out.Questions = d.Questions[:n]
+	asked := map[string]bool{}
+	for _, q := range out.Questions {
+		asked[q.UserID] = true
+	}
+	out.Users = nil
+	for _, u := range d.Users {
+		if asked[u.ID] {
+			out.Users = append(out.Users, u)
+		}
+	}
+	return &out
+}
+
+// aggregate averages each metric over every question that has it: overall
+// (questions reported apart left out) and by category, by name, those
+// reported apart last.
+func aggregate(d *Dataset, scores []map[string]float64) (Figures, []Figures) {
+	type sums struct {
+		f      Figures
+		counts map[string]int
+	}
+	add := func(s *sums, values map[string]float64) {
+		s.f.Questions++
+		for k, v := range values {
+			s.f.Values[k] += v
+			s.counts[k]++
+		}
+	}
+	newSums := func(name string, apart bool) *sums {
+		return &sums{f: Figures{Name: name, Apart: apart, Values: map[string]float64{}}, counts: map[string]int{}}
+	}
+	overall := newSums("overall", false)
+	var order []string
+	byCategory := map[string]*sums{}
+	for i, q := range d.Questions {
+		c := byCategory[q.Category]
+		if c == nil {
+			c = newSums(q.Category, q.Apart)
+			byCategory[q.Category] = c
+			order = append(order, q.Category)
+		}
+		add(c, scores[i])
+		if !q.Apart {
+			add(overall, scores[i])
+		}
+	}
+	mean := func(s *sums) Figures {
+		for k := range s.f.Values {
+			s.f.Values[k] /= float64(s.counts[k])
+		}
+		return s.f
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		return cmp.Or(compareBool(byCategory[a].f.Apart, byCategory[b].f.Apart), cmp.Compare(a, b))
+	})
+	var cats []Figures
+	for _, name := range order {
+		cats = append(cats, mean(byCategory[name]))
+	}
+	return mean(overall), cats
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

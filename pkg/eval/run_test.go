@@ -1,0 +1,74 @@
+package eval
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// A run plays the conversations into real stores, asks each question as
+// its own user (never seeing another user's turns), and scores what the
+// index found: here a keyword index, whose ranking is plain to reason
+// about.
+func TestRunScoresWhatTheIndexFinds(t *testing.T) {
+	d, err := LoadJSONL("own.jsonl", []byte(ownSet+
+		`{"kind":"query","user":"alice","id":"q3","text":"How many euros was the booking?","category":"travel","answers":["e2"]}
+{"kind":"query","user":"bob","id":"q4","text":"Book a flight to Lisbon","category":"travel","answers":["e1"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	idx, err := index.NewKeyword(index.WithSessions(sessions), index.WithStemming(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var stages []string
+	r, err := Run(t.Context(), d, sessions, idx, Options{Progress: func(p Progress) {
+		if p.Done == p.Total {
+			stages = append(stages, p.Stage)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Users != 2 || r.Turns != 3 || r.Questions != 4 || strings.Join(stages, ",") != "loading" {
+		t.Errorf("report = %+v, stages %v", r, stages)
+	}
+	// q1 (alice: flying, May) finds e1 first; q2 (bob: deploy) finds his
+	// e1; q3 (euros) finds e2; q4 asks bob about alice's flight,
+	// which his memory does not hold: nothing to find.
+	byName := map[string]Figures{}
+	for _, c := range r.Categories {
+		byName[c.Name] = c
+	}
+	if all := byName["all"]; all.Questions != 1 || all.Values["hit@1"] != 1 {
+		t.Errorf("bob's question: %+v", all)
+	}
+	if tr := byName["travel"]; tr.Questions != 3 || !near(tr.Values["hit@1"], 2.0/3) || !near(tr.Values["recall@10"], 2.0/3) {
+		t.Errorf("travel = %+v", tr)
+	}
+	if !near(r.Overall.Values["hit@1"], 3.0/4) || r.SearchMillis.P50 <= 0 {
+		t.Errorf("overall = %+v, search %+v", r.Overall, r.SearchMillis)
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	if !strings.Contains(text.String(), "jsonl: 2 users, 2 sessions, 3 turns, 4 questions") || !strings.Contains(text.String(), "overall") {
+		t.Errorf("the text report:\n%s", text.String())
+	}
+
+	// Only the first question, and only its user's conversations.
+	sessions = session.NewInMemoryService()
+	idx, _ = index.NewKeyword(index.WithSessions(sessions))
+	idx.Start(t.Context())
+	r, err = Run(t.Context(), d, sessions, idx, Options{Questions: 1})
+	if err != nil || r.Questions != 1 || r.Users != 1 || r.Turns != 2 {
+		t.Errorf("limited to one question: %+v, %v", r, err)
+	}
+}
