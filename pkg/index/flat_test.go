@@ -7,8 +7,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // stored pairs documents with their vectors, as the index hands them to a store.
@@ -154,5 +156,29 @@ func BenchmarkVectorStores(b *testing.B) {
 			b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
 		})
+	}
+}
+
+// Vectors embedded in the background come with the document read again;
+// the shard keeps one copy of its text, the keyword shard's.
+func TestAShardKeepsATextOnce(t *testing.T) {
+	sh := &memoryShard{keyword: newBM25Shard(), vector: &flatShard{byEvent: map[eventKey]int{}}}
+	text := strings.Repeat("a long message about the garden ", 20)
+	first := Document{SessionID: "s", EventID: "e1", Text: text}
+	if err := sh.write(t.Context(), []StoredDoc{{Document: first, Terms: []string{"garden"}}}); err != nil {
+		t.Fatal(err)
+	}
+	again := first
+	again.Text = strings.Clone(text) // as decoded a second time
+	other := Document{SessionID: "s", EventID: "e2", Text: "another"}
+	if err := sh.write(t.Context(), []StoredDoc{{Document: again, Vector: []float32{1, 0}}, {Document: other, Vector: []float32{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	flat := sh.vector.(*flatShard)
+	if unsafe.StringData(flat.docs[0].Text) != unsafe.StringData(sh.keyword.docs[0].Text) {
+		t.Error("the vector shard keeps a copy of the text the keyword shard holds")
+	}
+	if flat.docs[1].Text != "another" {
+		t.Errorf("a document the keyword shard lacks: %+v", flat.docs[1])
 	}
 }
