@@ -77,7 +77,22 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	if !c.get(req, path+"?page_size=50&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
 		return
 	}
-	c.render(req, http.StatusOK, "home", map[string]any{"Title": "Users", "Users": page.Users, "Next": page.NextPageToken})
+	c.render(req, http.StatusOK, "home", map[string]any{"Title": "Users", "Users": page.Users, "Next": page.NextPageToken,
+		"Unready": c.unready(req)})
+}
+
+// unready names what /readyz says cannot serve (a store that does not
+// answer, erasures a start could not finish), for an admin's home page.
+func (c *Console) unready(req *request) []string {
+	if req.viewer.Role != "admin" {
+		return nil
+	}
+	_, body := c.call(req, "GET", "/readyz", nil)
+	var ready struct {
+		Unavailable []string `json:"unavailable"`
+	}
+	json.Unmarshal(body, &ready)
+	return ready.Unavailable
 }
 
 // owner is the (app, user) of a page under /ui/apps/{app}/users/{user}.

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -262,5 +264,47 @@ func TestAsOfTheEarliestInstantFindsNothing(t *testing.T) {
 	}
 	if w := do(t, s, "POST", u+"/memory:search", adminKey, map[string]any{"query": "Porto"}); !strings.Contains(w.Body.String(), "Lives in Porto") {
 		t.Errorf("search now: %s", w.Body)
+	}
+}
+
+// An erasure a stop left running that cannot be finished never keeps the
+// server from serving: /readyz names it, an admin's console says so, and
+// it is tried again until it is finished.
+func TestAnErasureThatCannotBeFinishedIsReported(t *testing.T) {
+	s := newTestServer(t, nil)
+	s.svcs.Receipts.Put(t.Context(), &erase.Receipt{AppName: "a", UserID: "alice", State: erase.StateRunning})
+	fail := atomic.Bool{}
+	fail.Store(true)
+	s.svcs.Erasures = erase.NewRunner(s.svcs.Receipts, func(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
+		if fail.Load() {
+			return nil, errors.New("the index store does not answer")
+		}
+		from.State = erase.StateDone
+		return from, s.svcs.Receipts.Put(ctx, from)
+	}, quiet)
+	if err := s.svcs.Erasures.Resume(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for s.svcs.Erasures.Failing() == nil { // the first attempt fails at once
+		time.Sleep(time.Millisecond)
+	}
+	w := do(t, s, "GET", "/readyz", "", nil)
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"erasures"`) || strings.Contains(w.Body.String(), "index store") {
+		t.Errorf("readyz with an erasure failing: %d %s", w.Code, w.Body)
+	}
+	req := httptest.NewRequest("GET", "/ui/", nil)
+	req.Host = "127.0.0.1:8080"
+	req.AddCookie(&http.Cookie{Name: "hector_console", Value: adminKey})
+	page := httptest.NewRecorder()
+	s.ServeHTTP(page, req)
+	if !strings.Contains(page.Body.String(), "Not ready: erasures") {
+		t.Errorf("the admin's console does not say so: %d %s", page.Code, page.Body)
+	}
+	fail.Store(false)
+	for s.svcs.Erasures.Failing() != nil { // retried after a second
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w := do(t, s, "GET", "/readyz", "", nil); w.Code != 200 {
+		t.Errorf("readyz once it is finished: %d %s", w.Code, w.Body)
 	}
 }
