@@ -18,7 +18,7 @@ import (
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"

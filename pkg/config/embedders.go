@@ -3,9 +3,9 @@ package config
 import (
 	"os"
 
-	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/embed/glove"
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 // builtinModels are the embedders shipped inside the binary that

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hectormem/hector/internal/testdb"
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 // BenchmarkConsolidation: the cost of storing one fact under a new key in

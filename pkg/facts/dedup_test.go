@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/race"
-	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 type dedupPair struct {

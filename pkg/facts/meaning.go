@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 )
 
 // meaning is value's vector, nil when the service has no embedder.

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 )
 
 // Service stores facts. Every call names its scope, and nothing one scope

@@ -5,8 +5,8 @@ import (
 
 	"github.com/hectormem/hector/internal/race"
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/embed/glove"
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/index/indextest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/session"
 )
 

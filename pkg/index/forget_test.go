@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/session"
 )
 

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 )
 
 // NewKeyword returns a BM25 keyword index (KindKeyword) held in the

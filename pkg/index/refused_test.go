@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/session"
 )
 

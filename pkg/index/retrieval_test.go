@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/glove"
 	"github.com/hectormem/hector/pkg/index/indextest"
 )
 

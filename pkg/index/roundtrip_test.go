@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/session"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hectormem/hector/internal/race"
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/index/embed"
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/session"
 )
 

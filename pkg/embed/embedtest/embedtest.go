@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index/embed"
+	"github.com/hectormem/hector/pkg/embed"
 )
 
 // Pair is a text, a text that means alike and one that does not.
@@ -29,7 +29,7 @@ func Near(t *testing.T, e embed.Embedder, pairs []Pair) {
 // Bench measures texts per second, short (8 words) and of about 100
 // tokens (as tokens counts them), one at a time and in batches.
 //
-//	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/...
+//	go test -run '^$' -bench Embed -cpu 1 ./pkg/embed/...
 func Bench(b *testing.B, e embed.Embedder, tokens func(string) int, batch int) {
 	short := "Do you remember the name of my dog?"
 	long := ""

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index/embed/embedtest"
+	"github.com/hectormem/hector/pkg/embed/embedtest"
 )
 
 // The built-in table embeds as the unquantised table the converter read:
@@ -147,7 +147,7 @@ func zero64(v []float32) bool { return zero(embedtest.Wide(v)) }
 
 // BenchmarkEmbed: texts per second on one core.
 //
-//	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/glove
+//	go test -run '^$' -bench Embed -cpu 1 ./pkg/embed/glove
 func BenchmarkEmbed(b *testing.B) {
 	e, err := New()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index/embed/embedtest"
+	"github.com/hectormem/hector/pkg/embed/embedtest"
 )
 
 type reference struct {
@@ -93,7 +93,7 @@ func TestBatchesMatchSingles(t *testing.T) {
 
 // BenchmarkEmbed: texts per second on one core.
 //
-//	go test -run '^$' -bench Embed -cpu 1 ./pkg/index/embed/use
+//	go test -run '^$' -bench Embed -cpu 1 ./pkg/embed/use
 func BenchmarkEmbed(b *testing.B) {
 	e, err := New()
 	if err != nil {
