@@ -162,7 +162,8 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	factsOpts := []facts.Option{facts.WithPolicy(policy)}
 	if ix := srv.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
 		// Facts repeated in other words are recognised by meaning with the
-		// sentence encoder the index uses; by words otherwise.
+		// sentence encoder the index uses; by words otherwise. (The facts'
+		// cosine thresholds are USE-lite's: another encoder needs its own.)
 		e, err := s.embedder(cfg)
 		if err != nil {
 			return err

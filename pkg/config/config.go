@@ -30,9 +30,10 @@ type Database struct {
 }
 
 // Embedder turns text into vectors: type builtin (shipped inside the
-// binary, offline: model use-lite, the default, or glove), hash (offline,
-// lexical), openai or ollama. server.index.embedder may name a built-in
-// model (builtin, use-lite, glove) without an entry here.
+// binary, offline: model use-lite, the default, minilm, a retrieval-trained
+// encoder, or glove), hash (offline, lexical), openai or ollama.
+// server.index.embedder may name a built-in model (builtin, use-lite,
+// minilm, glove) without an entry here.
 type Embedder struct {
 	Type       string `yaml:"type"`
 	BaseURL    string `yaml:"base_url"`

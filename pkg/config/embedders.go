@@ -5,16 +5,17 @@ import (
 
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/minilm"
 	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 // builtinModels are the embedders shipped inside the binary that
 // server.index.embedder may name without an embedders entry, and the model
 // each name means: "builtin" is the one Hector recommends.
-var builtinModels = map[string]string{"builtin": "use-lite", "glove": "glove", "use-lite": "use-lite"}
+var builtinModels = map[string]string{"builtin": "use-lite", "glove": "glove", "use-lite": "use-lite", "minilm": "minilm"}
 
 // builtinDimensions are the built-in models' vector lengths.
-var builtinDimensions = map[string]int{"glove": glove.Dimensions, "use-lite": use.Dimensions}
+var builtinDimensions = map[string]int{"glove": glove.Dimensions, "use-lite": use.Dimensions, "minilm": minilm.Dimensions}
 
 // fast reports whether the embedder takes microseconds per text, so that an
 // append may as well wait for it: hash and the static word vectors, not a
@@ -28,8 +29,11 @@ func BuildEmbedder(e Embedder) (embed.Embedder, error) {
 	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}
 	switch e.Type {
 	case "builtin":
-		if e.Model == "use-lite" {
+		switch e.Model {
+		case "use-lite":
 			return use.New()
+		case "minilm":
+			return minilm.New()
 		}
 		return glove.New()
 	case "openai":

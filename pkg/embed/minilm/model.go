@@ -1,0 +1,92 @@
+package minilm
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// tensor is one of the model's weights, as float32.
+type tensor struct {
+	shape []int
+	data  []float32
+}
+
+// readSafetensors reads a safetensors file (an 8-byte little-endian header
+// length, a JSON header naming each tensor's type, shape and byte range,
+// then the data) of F16 or F32 tensors.
+func readSafetensors(raw []byte) (map[string]tensor, error) {
+	if len(raw) < 8 {
+		return nil, fmt.Errorf("minilm: the model file is %d bytes: run scripts/models/convert-minilm", len(raw))
+	}
+	n := binary.LittleEndian.Uint64(raw)
+	if n > uint64(len(raw)-8) {
+		return nil, fmt.Errorf("minilm: the model file's header runs past its end")
+	}
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
+		return nil, fmt.Errorf("minilm: the model file's header: %w", err)
+	}
+	data := raw[8+n:]
+	out := map[string]tensor{}
+	for name, h := range header {
+		if strings.HasPrefix(name, "__") {
+			continue // __metadata__
+		}
+		var info struct {
+			Dtype   string    `json:"dtype"`
+			Shape   []int     `json:"shape"`
+			Offsets [2]uint64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(h, &info); err != nil {
+			return nil, fmt.Errorf("minilm: tensor %s: %w", name, err)
+		}
+		size := 1
+		for _, d := range info.Shape {
+			size *= d
+		}
+		from, to := info.Offsets[0], info.Offsets[1]
+		if from > to || to > uint64(len(data)) {
+			return nil, fmt.Errorf("minilm: tensor %s lies outside the file", name)
+		}
+		b := data[from:to]
+		t := tensor{shape: info.Shape, data: make([]float32, size)}
+		switch {
+		case info.Dtype == "F16" && len(b) == 2*size:
+			for i := range t.data {
+				t.data[i] = halfToFloat(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+		case info.Dtype == "F32" && len(b) == 4*size:
+			for i := range t.data {
+				t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+		default:
+			return nil, fmt.Errorf("minilm: tensor %s is %d bytes of %s for %d values: want F16 or F32", name, len(b), info.Dtype, size)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// halfToFloat widens an IEEE 754 half-precision number.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise it
+		for frac&0x400 == 0 {
+			frac <<= 1
+			exp--
+		}
+		exp++
+		frac &= 0x3ff
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+}
