@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/go-sql-driver/mysql"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -82,13 +83,23 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	}
 	row := versionRow{AppName: o.app, UserID: o.user, SessionID: o.session, Name: req.Name, BlobID: blobID,
 		MimeType: c.mimeType, Size: c.size, SHA256: c.digest(), CreatedNs: req.createdAt().UnixNano(), Metadata: meta}
+	// One statement picks the next version and claims it; two savers that
+	// pick the same one collide on the primary key and the loser retries,
+	// after a random wait that grows, so that many savers of one artifact
+	// all get through (each collision is another saver's progress).
+	deadline := time.Now().Add(claimFor)
 	for attempt := 1; ; attempt++ {
-		// One statement picks the next version and claims it; two savers that
-		// pick the same one collide on the primary key and the loser retries.
 		err = s.claimVersion(db, &row)
-		if err == nil || attempt == 20 || !(s.isDuplicateKey(err) || isDeadlock(err)) {
+		if err == nil || time.Now().After(deadline) || !(s.isDuplicateKey(err) || isDeadlock(err)) {
 			break
 		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(min(1<<attempt, 50))) * time.Millisecond):
+			continue
+		}
+		break
 	}
 	if err != nil {
 		s.dropChunks(db, blobID)
@@ -96,6 +107,9 @@ func (s *sqlStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	}
 	return row.info()
 }
+
+// claimFor bounds how long a save keeps claiming a version number.
+const claimFor = 10 * time.Second
 
 // dropChunks removes the chunks of an upload that did not become a version.
 func (s *sqlStore) dropChunks(db *gorm.DB, blobID string) {
@@ -171,7 +185,14 @@ func (s *sqlStore) writeChunks(db *gorm.DB, blobID string, c *content) error {
 	}
 }
 
+// isDuplicateKey tells a collision on the primary key. MySQL's error is
+// looked for under any wrapping (gorm's translator asserts its type, and
+// misses it wrapped).
 func (s *sqlStore) isDuplicateKey(err error) bool {
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) {
+		return myErr.Number == 1062
+	}
 	t, ok := s.db.Dialector.(gorm.ErrorTranslator)
 	return ok && errors.Is(t.Translate(err), gorm.ErrDuplicatedKey)
 }
