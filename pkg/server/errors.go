@@ -40,7 +40,6 @@ func badRequest(format string, args ...any) error {
 var (
 	errUnauthenticated = &apiError{http.StatusUnauthorized, "unauthenticated", "missing or invalid credential: send Authorization: Bearer <API key or JWT>"}
 	errForbidden       = &apiError{http.StatusForbidden, "forbidden", "this credential may not reach this resource"}
-	errRateLimited     = &apiError{http.StatusTooManyRequests, "rate_limited", "too many requests for this credential: slow down"}
 )
 
 // toAPIError maps errors to statuses by their kind (errkind), whichever
@@ -103,8 +102,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	if e.code == "unavailable" || e.code == "erasure_in_progress" {
+	switch e.code {
+	case "unavailable", "erasure_in_progress":
 		w.Header().Set("Retry-After", retryAfterSeconds)
+	case "rate_limited":
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.status, map[string]any{"error": map[string]string{"code": e.code, "message": e.message}})
 }

@@ -48,8 +48,8 @@ func (s *Server) gatewayAdmit(r *http.Request, id gateway.Identity) (string, err
 	if !p.may(scopeUser, app, id.UserID) {
 		return "", errForbidden
 	}
-	if !s.limiter(p.name).Allow() {
-		return "", errRateLimited
+	if err := s.allow(p); err != nil {
+		return "", err
 	}
 	return app, s.reach(r.Context(), app, id.UserID)
 }

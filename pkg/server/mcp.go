@@ -30,8 +30,8 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 		writeError(w, toAPIError(s.refused(r, err)))
 		return mcp.Identity{}, false
 	}
-	if !s.limiter(p.name).Allow() {
-		writeError(w, errRateLimited)
+	if err := s.allow(p); err != nil {
+		writeError(w, toAPIError(err))
 		return mcp.Identity{}, false
 	}
 	app, user := r.Header.Get("X-Hector-App"), r.Header.Get("X-Hector-User")

@@ -329,8 +329,8 @@ func (s *Server) admit(rt route, r *http.Request) error {
 	if !p.may(rt.scope, r.PathValue("app"), r.PathValue("user")) {
 		return errForbidden
 	}
-	if !s.limiter(p.name).Allow() {
-		return errRateLimited
+	if err := s.allow(p); err != nil {
+		return err
 	}
 	*r = *r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 	return nil
@@ -344,9 +344,29 @@ func (s *Server) refused(r *http.Request, err error) error {
 		host = r.RemoteAddr
 	}
 	if !s.limiter("unauthenticated:" + host).Allow() {
-		return errRateLimited
+		return s.rateLimited("failed authentications from this address")
 	}
 	return err
+}
+
+// allow rate-limits a credential's requests. With auth off, the server
+// listens on loopback only: its one user is this machine's, and a local
+// import is not slowed down.
+func (s *Server) allow(p principal) error {
+	if !s.auth.enabled() || s.limiter(p.name).Allow() {
+		return nil
+	}
+	return s.rateLimited("requests for this credential")
+}
+
+// rateLimited is a 429 that says what the limit is and where it is set;
+// writeError asks the client to retry after a second, when the bucket has
+// tokens again.
+func (s *Server) rateLimited(what string) error {
+	l := s.cfg.Server.Limits
+	return &apiError{http.StatusTooManyRequests, "rate_limited", fmt.Sprintf(
+		"too many %s: at most %g a second, in bursts of %d (server.limits.requests_per_second and server.limits.burst): retry after the Retry-After header's seconds",
+		what, l.RequestsPerSecond, l.Burst)}
 }
 
 func (s *Server) limiter(name string) *rate.Limiter {

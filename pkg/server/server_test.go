@@ -220,6 +220,11 @@ func TestLimits(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 200 429 429]" {
 		t.Errorf("with a burst of 3: %v", codes)
 	}
+	// A 429 says when to retry, what the limit is and which keys set it.
+	w := do(t, s, "GET", "/v1/apps/a/users/alice/state", aliceKey, nil)
+	if w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "bursts of 3") || !strings.Contains(w.Body.String(), "server.limits.requests_per_second") {
+		t.Errorf("a 429: %v %s", w.Header(), w.Body)
+	}
 	if w := do(t, s, "GET", "/v1/apps/a/users/bob/state", bobKey, nil); w.Code != 200 {
 		t.Errorf("another credential is limited separately: %d", w.Code)
 	}
@@ -232,10 +237,22 @@ func TestLimits(t *testing.T) {
 		t.Errorf("wrong keys from one address: %v", codes)
 	}
 
+	// With auth off (loopback only), this machine's one user is not
+	// limited: a local import goes as fast as it can.
+	off := newTestServer(t, func(c *config.Config) {
+		c.Server.Auth = config.Auth{}
+		c.Server.Limits.RequestsPerSecond, c.Server.Limits.Burst = 0.001, 3
+	})
+	for i := range 10 {
+		if w := do(t, off, "GET", "/v1/apps/a/users/alice/state", "", nil); w.Code != 200 {
+			t.Fatalf("request %d with auth off: %d %s", i+1, w.Code, w.Body)
+		}
+	}
+
 	s = newTestServer(t, nil)
 	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s1"})
 	big := strings.Repeat("x", 2<<20)
-	w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions/s1/events", aliceKey, map[string]any{"author": "user", "metadata": map[string]any{"pad": big}})
+	w = do(t, s, "POST", "/v1/apps/a/users/alice/sessions/s1/events", aliceKey, map[string]any{"author": "user", "metadata": map[string]any{"pad": big}})
 	if w.Code != 413 {
 		t.Errorf("a 2 MiB event body with a 1 MiB limit: %d %s", w.Code, w.Body.String()[:min(200, w.Body.Len())])
 	}
