@@ -243,12 +243,17 @@ databases:
 	flow(t, replicaEnv, "--config", cfg)
 }
 
+// A refused start leaves nothing behind: no data directory, no facts key.
 func TestServeRefusesAnOpenAddressWithoutAuth(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
 	cmd := exec.Command(binary, "serve", "--address", "0.0.0.0:"+strings.Split(freeAddress(t), ":")[1])
-	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+data)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "refusing to serve on 0.0.0.0") || !strings.Contains(string(out), "server.auth") {
 		t.Errorf("serve on 0.0.0.0 without auth: %v %s", err, out)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the refused start left %s behind (%v)", data, err)
 	}
 }
 

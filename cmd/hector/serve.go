@@ -30,7 +30,7 @@ func serveCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the HTTP API (zero configuration: 127.0.0.1:8080, data in ./data)",
 		Long: `Serve Hector's HTTP API. Without --config it runs the zero configuration: SQLite and a
-persisted keyword index in the data directory (--data-dir, $HECTOR_DATA_DIR or ./data), on
+persisted hybrid index (words, and meaning from the sentence encoder built into the binary) in the data directory (--data-dir, $HECTOR_DATA_DIR or ./data), on
 127.0.0.1:8080, without auth. It prints where each store keeps its data.
 On any address other than loopback it refuses to start unless auth is configured.
 SIGTERM or Ctrl-C stops it gracefully: in-flight requests finish, the index is saved.`,
@@ -71,6 +71,11 @@ func serve(cfg *config.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	// Refused before anything is opened: a refused start leaves no data
+	// directory, database or facts key behind.
+	if a := cfg.Server.Auth; len(a.APIKeys) == 0 && a.JWT == nil && !server.IsLoopback(cfg.Server.Address) {
+		return errOpenServer(cfg.Server.Address)
+	}
 	listener, err := net.Listen("tcp", cfg.Server.Address)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server running? use --address)", cfg.Server.Address, err)
@@ -105,7 +110,7 @@ func serve(cfg *config.Config) error {
 	defer srv.Close()
 	if !srv.AuthEnabled() && !server.IsLoopback(listener.Addr().String()) {
 		listener.Close()
-		return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", cfg.Server.Address)
+		return errOpenServer(cfg.Server.Address)
 	}
 	follow, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
@@ -150,6 +155,11 @@ func serve(cfg *config.Config) error {
 		return err
 	}
 	return nil
+}
+
+// errOpenServer refuses a server that would answer anyone without a credential.
+func errOpenServer(addr string) error {
+	return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", addr)
 }
 
 // profiles serves Go's runtime profiles (HECTOR_PPROF_ADDR): for finding

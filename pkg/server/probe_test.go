@@ -308,3 +308,25 @@ func TestAnErasureThatCannotBeFinishedIsReported(t *testing.T) {
 		t.Errorf("readyz once it is finished: %d %s", w.Code, w.Body)
 	}
 }
+
+// A newcomer's first mistakes are answered with directions: a browser at
+// / is led to the console, an append to a session not yet made says to
+// make it, and an event in the wrong shape shows the right one.
+func TestANewcomersMistakesGetDirections(t *testing.T) {
+	s := newTestServer(t, nil)
+	w := send(s, "GET", "/", "", "", func(r *http.Request) { r.Header.Set("Accept", "text/html,application/xhtml+xml") })
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/" {
+		t.Errorf("a browser at /: %d %v", w.Code, w.Header())
+	}
+	if w := send(s, "GET", "/", "", ""); w.Code != 404 || !strings.Contains(w.Body.String(), "/ui/") || !strings.Contains(w.Body.String(), "/openapi.json") {
+		t.Errorf("a client at /: %d %s", w.Code, w.Body)
+	}
+	u := "/v1/apps/a/users/alice/sessions"
+	if w := do(t, s, "POST", u+"/nope/events", aliceKey, map[string]any{"author": "alice"}); w.Code != 404 || !strings.Contains(w.Body.String(), "create it first") {
+		t.Errorf("an append to a session not made: %d %s", w.Code, w.Body)
+	}
+	do(t, s, "POST", u, aliceKey, map[string]any{"session_id": "s"})
+	if w := do(t, s, "POST", u+"/s/events", aliceKey, map[string]any{"text": "hi"}); w.Code != 400 || !strings.Contains(w.Body.String(), `\"parts\": [{\"type\": \"text\"`) {
+		t.Errorf("an event in the wrong shape: %d %s", w.Code, w.Body)
+	}
+}

@@ -111,12 +111,16 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	allowed := s.allowedMethods()
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			http.Redirect(w, r, "/ui/", http.StatusSeeOther) // a browser: the console
+			return
+		}
 		if methods := allowed(r); methods != "" {
 			w.Header().Set("Allow", methods)
 			writeError(w, &apiError{http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path + " takes " + methods + ", not " + r.Method})
 			return
 		}
-		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": see /openapi.json"})
+		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": the API is described at /openapi.json, the console is at /ui/"})
 	}))
 	s.handler = s.guard(mux)
 	return s, nil

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hectormem/hector/pkg/session"
@@ -161,6 +164,10 @@ func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) error {
 		ExpectedSeq *int64 `json:"expected_seq"`
 	}
 	if err := decode(r, &req); err != nil {
+		var e *apiError
+		if errors.As(err, &e) && strings.HasPrefix(e.message, "unknown field ") {
+			e.message += `: an event is {"author": "alice", "message": {"role": "user", "parts": [{"type": "text", "text": "Hello"}]}}, with actions, metadata, id and timestamp optional`
+		}
 		return err
 	}
 	if req.Seq != 0 || req.Cursor != 0 {
@@ -183,7 +190,11 @@ func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request) error {
 	}
 	ev := req.Event
 	start := time.Now()
-	if err := s.svcs.Sessions.AppendEvent(r.Context(), sess, &ev, opts...); err != nil {
+	if err := s.svcs.Sessions.AppendEvent(r.Context(), sess, &ev, opts...); errors.Is(err, session.ErrNotFound) {
+		return &apiError{http.StatusNotFound, "not_found", fmt.Sprintf(
+			"session %q does not exist: create it first (POST …/users/%s/sessions with {\"session_id\": %q}); the Memory Gateway's add creates it for you",
+			sess.ID(), sess.UserID(), sess.ID())}
+	} else if err != nil {
 		return err
 	}
 	s.metrics.appendLatency.Observe(time.Since(start).Seconds())
