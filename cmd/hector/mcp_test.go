@@ -183,7 +183,7 @@ func exercise(t *testing.T, cs *sdk.ClientSession, want restAnswers) {
 	t.Helper()
 	ctx := t.Context()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 8 {
+	if err != nil || len(tools.Tools) != 9 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
 	}
 	resources, err := cs.ListResources(ctx, nil)
@@ -278,6 +278,22 @@ func TestMCPMatchesREST(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 400 {
 		t.Errorf("/mcp naming no user with auth off: %v %v", resp.Status, err)
 	}
+
+	// A turn recorded over MCP is what REST reads back, and found.
+	res, err := overHTTP.CallTool(t.Context(), &sdk.CallToolParams{Name: "record_messages", Arguments: map[string]any{"session_id": "desktop",
+		"messages": []map[string]any{{"role": "user", "content": "I moved to Braga"}, {"role": "assistant", "content": "Braga, noted."}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("record_messages: %v %+v", err, res)
+	}
+	got := p.call(t, "GET", "/v1/apps/demo/users/alice/sessions/desktop", nil, 200)["events"].([]any)
+	if len(got) != 2 || !strings.Contains(canonical(t, got[0]), "I moved to Braga") || !strings.Contains(canonical(t, got[1]), `"role":"assistant"`) {
+		t.Errorf("the recorded turn over REST: %v", got)
+	}
+	found := p.call(t, "POST", "/v1/apps/demo/users/alice/memory:search", map[string]any{"query": "Braga"}, 200)["results"].([]any)
+	if len(found) == 0 || found[0].(map[string]any)["session_id"] != "desktop" {
+		t.Errorf("searching the recorded turn: %v", found)
+	}
+	p.call(t, "DELETE", "/v1/apps/demo/users/alice/sessions/desktop", nil, 204)
 
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()

@@ -14,11 +14,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/index/position"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"

@@ -16,9 +16,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
-	"github.com/hectormem/hector/pkg/embed/use"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/glove"
 	"github.com/hectormem/hector/pkg/embed/use"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/session"
 )

@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/race"
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed/glove"
 	"github.com/hectormem/hector/pkg/embed/use"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
 )
 

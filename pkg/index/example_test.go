@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/telemetry"
 )

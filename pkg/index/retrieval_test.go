@@ -3,8 +3,8 @@ package index_test
 import (
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
 )
 

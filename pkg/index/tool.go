@@ -72,11 +72,16 @@ func (t *SearchMemoryTool) Parameters() map[string]any {
 			"before":     map[string]any{"type": "string", "description": "Only messages before this time: an RFC 3339 timestamp or a date (YYYY-MM-DD, midnight UTC)"},
 			"prefer_recent": map[string]any{"type": "boolean",
 				"description": "Rank newer messages higher among those that match: the older a message, the less it counts (down to a quarter)"},
+			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": t.maxResults(),
+				"description": fmt.Sprintf("How many messages at most (default and most: %d)", t.maxResults())},
 		},
 		"required":             []string{"query"},
 		"additionalProperties": false,
 	}
 }
+
+// maxResults is the most results a search gives, and the default.
+func (t *SearchMemoryTool) maxResults() int { return cmp.Or(max(t.MaxResults, 0), DefaultToolResults) }
 
 // MemoryHit is one search_memory result as the model sees it.
 type MemoryHit struct {
@@ -93,11 +98,12 @@ func (t *SearchMemoryTool) Call(ctx context.Context, inv tool.Invocation, args j
 		Query string `json:"query"`
 		FilterArgs
 		PreferRecent bool `json:"prefer_recent"`
+		Limit        int  `json:"limit"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields() // the scope is not the model's to choose
 	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("search_memory takes query, session_id, author, role, after, before (strings) and prefer_recent (boolean): %v", err)
+		return nil, fmt.Errorf("search_memory takes query, session_id, author, role, after, before (strings), prefer_recent (boolean) and limit (integer): %v", err)
 	}
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, errors.New("search_memory needs a non-empty query")
@@ -110,9 +116,12 @@ func (t *SearchMemoryTool) Call(ctx context.Context, inv tool.Invocation, args j
 	if in.PreferRecent {
 		halfLife = DefaultRecencyHalfLife
 	}
-	limit := t.MaxResults
-	if limit <= 0 {
-		limit = DefaultToolResults
+	limit := t.maxResults()
+	switch {
+	case in.Limit < 0 || in.Limit > limit:
+		return nil, fmt.Errorf("search_memory's limit is %d: give 1 to %d", in.Limit, limit)
+	case in.Limit > 0:
+		limit = in.Limit
 	}
 	resp, err := t.Index.Search(ctx, &SearchRequest{Query: in.Query, AppName: inv.AppName, UserID: inv.UserID, Limit: limit,
 		Filter: filter, RecencyHalfLife: halfLife})

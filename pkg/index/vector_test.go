@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/session"
 )

@@ -110,6 +110,12 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 		OutputSchema: tool.SchemaFor[getSessionOut]()}, h.getSession)
 	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "hector://sessions/{+id}", Name: "session", Title: "A past conversation",
 		Description: "One of this user's sessions with its 50 most recent events.", MIMEType: "application/json"}, h.sessionResource)
+	if svcs.WritePolicy != facts.WriteOff {
+		sdk.AddTool(s, &sdk.Tool{Name: "record_messages", Description: "Record a turn of this conversation in the user's memory: " +
+			"its messages, in order, under a session_id of your choosing (the same for every turn of one conversation; a new one is made). " +
+			"What is recorded, search_memory finds in later conversations.",
+			Annotations: annotations(tool.Hints{Title: "Record messages"}), OutputSchema: tool.SchemaFor[recordOut]()}, h.recordMessages)
+	}
 	if svcs.Erase != nil {
 		sdk.AddTool(s, &sdk.Tool{Name: "erase_user", Description: "Erase this user from Hector for good: every session with its events, " +
 			"their state, artifacts, facts with their history and search entries. It cannot be undone. Only when a person asked to be forgotten; " +

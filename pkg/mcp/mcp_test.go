@@ -115,7 +115,7 @@ func TestToolsAndResources(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"get_session", "list_sessions", "memory_forget", "memory_history", "memory_list", "memory_recall", "memory_store", "search_memory"}
+	want := []string{"get_session", "list_sessions", "memory_forget", "memory_history", "memory_list", "memory_recall", "memory_store", "record_messages", "search_memory"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
@@ -291,7 +291,7 @@ func TestReadOnlyFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tl := range tools.Tools {
-		if tl.Name == "memory_store" || tl.Name == "memory_forget" {
+		if tl.Name == "memory_store" || tl.Name == "memory_forget" || tl.Name == "record_messages" {
 			t.Errorf("read-only facts offer %s", tl.Name)
 		}
 	}
@@ -421,5 +421,57 @@ func TestSessionResourcesOfAnyID(t *testing.T) {
 	res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "hector://my-memory"})
 	if err != nil || res.CacheScope != "private" {
 		t.Errorf("my-memory: cacheScope %q, %v", res.CacheScope, err)
+	}
+}
+
+// An MCP client records a conversation's turns, and search_memory finds
+// them in a later one, with a limit as REST has; never another user's.
+func TestRecordThenRecall(t *testing.T) {
+	m := newMemory(t)
+	alice := connect(t, m.svcs, mcp.Identity{App: "app", User: "alice"})
+	var rec struct {
+		SessionID string `json:"session_id"`
+		Created   bool
+		Appended  int
+		LastSeq   int64 `json:"last_seq"`
+	}
+	turn := map[string]any{"session_id": "desktop-1", "messages": []map[string]any{
+		{"role": "user", "content": "My sister Ines lives in Coimbra"}, {"role": "assistant", "content": "Noted: Ines, Coimbra."}}}
+	if msg := call(t, alice, "record_messages", turn, &rec); msg != "" || !rec.Created || rec.Appended != 2 || rec.LastSeq != 2 {
+		t.Fatalf("record_messages: %s %+v", msg, rec)
+	}
+	turn["messages"] = []map[string]any{{"role": "user", "content": "She has a cat called Bolacha", "author": "alice"}}
+	if msg := call(t, alice, "record_messages", turn, &rec); msg != "" || rec.Created || rec.LastSeq != 3 {
+		t.Fatalf("the next turn: %s %+v", msg, rec)
+	}
+	var found struct{ Results []index.MemoryHit }
+	call(t, alice, "search_memory", map[string]any{"query": "Ines Coimbra sister"}, &found)
+	if len(found.Results) == 0 || !strings.Contains(found.Results[0].Content, "Coimbra") || found.Results[0].SessionID != "desktop-1" {
+		t.Errorf("searching what was recorded: %+v", found)
+	}
+	call(t, alice, "search_memory", map[string]any{"query": "lighthouse", "limit": 2}, &found)
+	if len(found.Results) != 2 {
+		t.Errorf("search_memory with limit 2: %d results", len(found.Results))
+	}
+	if msg := call(t, alice, "search_memory", map[string]any{"query": "lighthouse", "limit": 50}, nil); !strings.Contains(msg, "limit") {
+		t.Errorf("a limit over the tool's most: %q", msg)
+	}
+	bob := connect(t, m.svcs, mcp.Identity{App: "app", User: "bob"})
+	call(t, bob, "search_memory", map[string]any{"query": "Ines Coimbra Bolacha"}, &found)
+	for _, r := range found.Results {
+		if strings.Contains(r.Content, "Coimbra") || strings.Contains(r.Content, "Bolacha") {
+			t.Errorf("bob finds alice's recorded turn: %+v", r)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"session_id": "s", "messages": []map[string]any{}},
+		{"session_id": "s", "messages": []map[string]any{{"role": "system", "content": "x"}}},
+		{"session_id": "s", "messages": []map[string]any{{"role": "user", "content": "  "}}},
+		{"session_id": "", "messages": []map[string]any{{"role": "user", "content": "x"}}},
+		{"session_id": "a\nb", "messages": []map[string]any{{"role": "user", "content": "x"}}},
+	} {
+		if msg := call(t, alice, "record_messages", bad, nil); msg == "" {
+			t.Errorf("record_messages(%v): no error", bad)
+		}
 	}
 }

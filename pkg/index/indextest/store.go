@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/race"
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/use"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
 
