@@ -22,7 +22,7 @@ func TestRunScoresWhatTheIndexFinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := session.NewInMemoryService()
-	idx, err := index.NewKeyword(index.WithSessions(sessions), index.WithStemming(true))
+	idx, err := index.NewKeyword(index.WithSessions(sessions))
 	if err != nil {
 		t.Fatal(err)
 	}

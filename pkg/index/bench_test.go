@@ -20,7 +20,7 @@ import (
 
 // BenchmarkKeywordSearch: one user's 10,000 events, in an app holding 100,000.
 func BenchmarkKeywordSearch(b *testing.B) {
-	idx, _ := index.NewKeyword(index.WithStemming(true))
+	idx, _ := index.NewKeyword()
 	indextest.BenchSearch(b, idx, indextest.FillUsers(b, 10, 10_000))
 }
 
@@ -31,7 +31,7 @@ func BenchmarkVectorSearch(b *testing.B) {
 }
 
 func BenchmarkHybridSearch(b *testing.B) {
-	idx, _ := index.NewHybrid(hashEmbedder(b, 384), index.WithStemming(true))
+	idx, _ := index.NewHybrid(hashEmbedder(b, 384))
 	indextest.BenchSearch(b, idx, indextest.FillUsers(b, 1, 10_000))
 }
 
@@ -39,7 +39,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 func BenchmarkKeywordRebuild(b *testing.B) {
 	sessions := indextest.FillUsers(b, 10, 10_000)
 	for b.Loop() {
-		idx, _ := index.NewKeyword(index.WithStemming(true))
+		idx, _ := index.NewKeyword()
 		start := time.Now()
 		if err := idx.Rebuild(context.Background(), sessions, "", ""); err != nil {
 			b.Fatal(err)
@@ -126,7 +126,7 @@ func BenchmarkRebuildWithEmbedders(b *testing.B) {
 			}
 			var idx *index.Index
 			for b.Loop() {
-				idx, _ = index.NewHybrid(e, index.WithStemming(true))
+				idx, _ = index.NewHybrid(e)
 				start := time.Now()
 				if err := idx.Rebuild(context.Background(), sessions, "", ""); err != nil {
 					b.Fatal(err)

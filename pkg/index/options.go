@@ -44,8 +44,9 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // WithProgress reports a rebuild's progress to fn, from the rebuilding goroutine.
 func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progress = fn } }
 
-// WithStemming reduces English words to their stems in the keyword index
-// (and drops common English stop words), so "running" finds "runs".
+// WithStemming(false) turns off what is on by default, as it is in the
+// server: English words reduced to their stems in the keyword index (and
+// common English stop words dropped), so "running" finds "runs".
 func WithStemming(on bool) Option { return func(o *options) { o.stem = on } }
 
 // WithChromem keeps a vector or hybrid index's vectors in chromem-go
@@ -90,7 +91,7 @@ func (o options) log() *slog.Logger {
 }
 
 func newOptions(opts []Option) options {
-	var o options
+	o := options{stem: true} // as the server's configuration has it, so the SDK ranks alike
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -128,9 +128,9 @@ func BenchIndexHeap(b *testing.B, newStore StoreFactory, kind index.Kind) {
 				case where == "store":
 					idx = External(b, kind, newStore(b, ""), 384)
 				case kind == index.KindKeyword:
-					idx, err = index.NewKeyword(index.WithStemming(true))
+					idx, err = index.NewKeyword()
 				default:
-					idx, err = index.NewHybrid(Hash(b, 384), index.WithStemming(true))
+					idx, err = index.NewHybrid(Hash(b, 384))
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -71,14 +71,14 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	}
 	set := Conversations().Subset(5)
 	e := embed.Memo(Builtin(t), 1<<16) // each text of the set embedded once, for both indexes
-	inProcess, err := index.NewHybrid(e, index.WithStemming(true))
+	inProcess, err := index.NewHybrid(e)
 	if kind == index.KindVector {
 		inProcess, err = index.NewVector(e)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := index.New(kind, newStore(t, ""), e, nil, index.WithStemming(true))
+	stored, err := index.New(kind, newStore(t, ""), e, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func testBackgroundVectors(t *testing.T, newStore StoreFactory) {
 		}
 	})
 	idx, err := index.New(index.KindHybrid, newStore(t, ""), Hash(t, 64), nil,
-		index.WithSessions(sessions), index.WithBackgroundVectors(100), index.WithStemming(true))
+		index.WithSessions(sessions), index.WithBackgroundVectors(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +344,11 @@ func testRetrievalQuality(t *testing.T, newStore StoreFactory, kinds []index.Kin
 		var err error
 		switch kind {
 		case index.KindKeyword:
-			inProcess, err = index.NewKeyword(index.WithStemming(true))
+			inProcess, err = index.NewKeyword()
 		case index.KindVector:
 			inProcess, err = index.NewVector(e)
 		default:
-			inProcess, err = index.NewHybrid(e, index.WithStemming(true))
+			inProcess, err = index.NewHybrid(e)
 		}
 		if err != nil {
 			t.Fatal(err)
