@@ -126,6 +126,14 @@ func TestMCPInspector(t *testing.T) {
 	if out := run(append([]string{p.base + "/mcp", "--method", "tools/call", "--tool-name", "search_memory", "--tool-arg", "query=Lisbon"}, who...)...); !strings.Contains(out, "Plan a trip to Lisbon in May") {
 		t.Errorf("search_memory over HTTP:\n%s", out)
 	}
+	// The write tool, driven by the Inspector: what it records, search finds.
+	if out := run(append([]string{p.base + "/mcp", "--method", "tools/call", "--tool-name", "record_messages", "--tool-arg", "session_id=desk",
+		"--tool-arg", `messages=[{"role": "user", "content": "My locker code is 4411"}]`}, who...)...); !strings.Contains(out, `"appended": 1`) {
+		t.Errorf("record_messages over HTTP:\n%s", out)
+	}
+	if out := run(append([]string{p.base + "/mcp", "--method", "tools/call", "--tool-name", "search_memory", "--tool-arg", "query=locker code", "--tool-arg", "limit=1"}, who...)...); !strings.Contains(out, "My locker code is 4411") {
+		t.Errorf("search_memory for what the Inspector recorded:\n%s", out)
+	}
 	if out := run("-e", "HECTOR_API_KEY=local", "--method", "tools/call", "--tool-name", "list_sessions", "--",
 		binary, "mcp", "--server", p.base, "--app", "demo", "--user", "alice"); !strings.Contains(out, `"trip"`) {
 		t.Errorf("list_sessions over stdio through the server:\n%s", out)

@@ -114,7 +114,7 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 		sdk.AddTool(s, &sdk.Tool{Name: "record_messages", Description: "Record a turn of this conversation in the user's memory: " +
 			"its messages, in order, under a session_id of your choosing (the same for every turn of one conversation; a new one is made). " +
 			"What is recorded, search_memory finds in later conversations.",
-			Annotations: annotations(tool.Hints{Title: "Record messages"}), OutputSchema: tool.SchemaFor[recordOut]()}, h.recordMessages)
+			InputSchema: tool.SchemaFor[recordIn](), Annotations: annotations(tool.Hints{Title: "Record messages"}), OutputSchema: tool.SchemaFor[recordOut]()}, h.recordMessages)
 	}
 	if svcs.Erase != nil {
 		sdk.AddTool(s, &sdk.Tool{Name: "erase_user", Description: "Erase this user from Hector for good: every session with its events, " +
