@@ -3,7 +3,9 @@
 package embedtest
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed"
@@ -74,4 +76,73 @@ func Wide(v []float32) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// Reference is what a built-in model's conversion script computed with
+// the original implementation (testdata/reference.json): each text's
+// pieces and vector.
+type Reference struct {
+	Fingerprint string
+	Texts       []struct {
+		Text   string
+		Pieces []int
+		Vector []float64
+	}
+}
+
+// ReadReference reads testdata/reference.json, made for the model named
+// by fingerprint (else the model changed: its script must run again).
+func ReadReference(t *testing.T, fingerprint, script string) Reference {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref Reference
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if ref.Fingerprint != fingerprint {
+		t.Fatalf("the reference was made for %s; this is %s: run %s", ref.Fingerprint, fingerprint, script)
+	}
+	return ref
+}
+
+// VectorsMatch checks each reference text's vector from e against the
+// original's, to at least cosine minimum.
+func VectorsMatch(t *testing.T, e embed.Embedder, ref Reference, minimum float64) {
+	t.Helper()
+	for _, r := range ref.Texts {
+		got, err := e.Embed(t.Context(), []string{r.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := Cosine(got[0], r.Vector); c < minimum {
+			t.Errorf("%.60q: cosine %.6f to the original's vector, want ≥ %g", r.Text, c, minimum)
+		}
+	}
+}
+
+// BatchesMatchSingles checks that the reference texts embedded together
+// come out as they do alone: a batch shares the dense layers, never
+// attention.
+func BatchesMatchSingles(t *testing.T, e embed.Embedder, ref Reference) {
+	t.Helper()
+	var texts []string
+	for _, r := range ref.Texts {
+		texts = append(texts, r.Text)
+	}
+	together, err := e.Embed(t.Context(), texts)
+	if err != nil || len(together) != len(texts) {
+		t.Fatalf("%d vectors, %v", len(together), err)
+	}
+	for i, text := range texts {
+		alone, err := e.Embed(t.Context(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := Cosine(together[i], Wide(alone[0])); c < 0.99999 {
+			t.Errorf("%.60q: cosine %.6f between its vector in a batch and alone", text, c)
+		}
+	}
 }

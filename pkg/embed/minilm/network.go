@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
 // The shape of all-MiniLM-L6-v2: a 6-layer BERT of width 384, 12
@@ -26,7 +28,7 @@ const (
 // transformer layers, and the mean of the last layer's outputs over a
 // text's pieces, scaled to length 1, as sentence-transformers pools it.
 type network struct {
-	words, positions matrix // [vocab, width], [positions, width]
+	words, positions mat.Matrix // [vocab, width], [positions, width]
 	tokenType        []float32
 	embNorm          norm
 	layers           [layers]layer
@@ -44,31 +46,37 @@ type layer struct {
 }
 
 type dense struct {
-	w matrix // [out, in]
+	w mat.Matrix // [out, in]
 	b []float32
 }
 
+// of is x·Wᵀ + b.
+func (d dense) of(x mat.Matrix) mat.Matrix { return x.Times(d.w, d.b, true) }
+
+// apply normalises x's rows in place.
+func (n norm) apply(x mat.Matrix) { mat.LayerNorm(x, x, n.scale, n.bias, layerNormEps) }
+
 func newNetwork(t map[string]tensor) (*network, error) {
 	var err error
-	take := func(name string, shape ...int) matrix {
+	take := func(name string, shape ...int) mat.Matrix {
 		tt, ok := t[name]
 		switch {
 		case err != nil:
-			return matrix{}
+			return mat.Matrix{}
 		case !ok:
 			err = fmt.Errorf("minilm: the model has no tensor %s", name)
-			return matrix{}
+			return mat.Matrix{}
 		case fmt.Sprint(tt.shape) != fmt.Sprint(shape):
 			err = fmt.Errorf("minilm: tensor %s has shape %v, want %v", name, tt.shape, shape)
-			return matrix{}
+			return mat.Matrix{}
 		}
-		m := matrix{rows: 1, cols: shape[len(shape)-1], data: tt.data}
+		m := mat.Matrix{Rows: 1, Cols: shape[len(shape)-1], Data: tt.data}
 		if len(shape) == 2 {
-			m.rows = shape[0]
+			m.Rows = shape[0]
 		}
 		return m
 	}
-	vec := func(name string, n int) []float32 { return take(name, n).data }
+	vec := func(name string, n int) []float32 { return take(name, n).Data }
 	lin := func(name string, out, in int) dense {
 		return dense{w: take(name+".weight", out, in), b: vec(name+".bias", out)}
 	}
@@ -76,7 +84,7 @@ func newNetwork(t map[string]tensor) (*network, error) {
 	n := &network{words: take("embeddings.word_embeddings.weight", vocabSize, width),
 		positions: take("embeddings.position_embeddings.weight", maxPositions, width),
 		embNorm:   nrm("embeddings.LayerNorm")}
-	n.tokenType = take("embeddings.token_type_embeddings.weight", 2, width).row(0)
+	n.tokenType = take("embeddings.token_type_embeddings.weight", 2, width).Row(0)
 	for i := range n.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		n.layers[i] = layer{
@@ -103,16 +111,16 @@ func (n *network) encode(texts [][]int) [][]float32 {
 		spans = append(spans, span{rows, rows + len(ids)})
 		rows += len(ids)
 	}
-	x := newMatrix(rows, width)
+	x := mat.New(rows, width)
 	for i, ids := range texts {
 		for t, id := range ids {
-			row, word, pos := x.row(spans[i].from+t), n.words.row(id), n.positions.row(t)
+			row, word, pos := x.Row(spans[i].from+t), n.words.Row(id), n.positions.Row(t)
 			for j := range row {
 				row[j] = word[j] + pos[j] + n.tokenType[j]
 			}
 		}
 	}
-	x.normalise(n.embNorm)
+	n.embNorm.apply(x)
 	for i := range n.layers {
 		x = n.layers[i].apply(x, spans)
 	}
@@ -120,7 +128,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	for i, sp := range spans {
 		mean := make([]float64, width)
 		for r := sp.from; r < sp.to; r++ {
-			for j, v := range x.row(r) {
+			for j, v := range x.Row(r) {
 				mean[j] += float64(v)
 			}
 		}
@@ -139,116 +147,36 @@ func (n *network) encode(texts [][]int) [][]float32 {
 }
 
 // apply runs one layer over the texts' rows.
-func (l *layer) apply(x matrix, spans []span) matrix {
-	q, k, v := x.times(l.q), x.times(l.k), x.times(l.v)
-	ctx := newMatrix(x.rows, width)
+func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
+	q, k, v := l.q.of(x), l.k.of(x), l.v.of(x)
+	ctx := mat.New(x.Rows, width)
 	for _, sp := range spans {
 		n := sp.to - sp.from
-		scores := newMatrix(n, n)
-		qs, ks, vs, out := q.rowsOf(sp), k.rowsOf(sp), v.rowsOf(sp), ctx.rowsOf(sp)
+		scores := mat.New(n, n)
+		qs, ks, vs, out := q.Slice(sp.from, sp.to), k.Slice(sp.from, sp.to), v.Slice(sp.from, sp.to), ctx.Slice(sp.from, sp.to)
 		for h := range heads {
 			c := h * headWidth
-			blas32.Gemm(blas.NoTrans, blas.Trans, attentionNorm, qs.columns(c, headWidth), ks.columns(c, headWidth), 0, scores.general())
+			blas32.Gemm(blas.NoTrans, blas.Trans, attentionNorm, qs.Columns(c, headWidth), ks.Columns(c, headWidth), 0, scores.General())
 			for t := range n {
-				softmax(scores.row(t))
+				mat.Softmax(scores.Row(t))
 			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.general(), vs.columns(c, headWidth), 0, out.columns(c, headWidth))
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.General(), vs.Columns(c, headWidth), 0, out.Columns(c, headWidth))
 		}
 	}
-	h := ctx.times(l.out)
-	h.add(x)
-	h.normalise(l.attNorm)
-	hidden := h.times(l.ffnIn)
-	for i, v := range hidden.data {
-		hidden.data[i] = gelu(v)
+	h := l.out.of(ctx)
+	h.Add(x)
+	l.attNorm.apply(h)
+	hidden := l.ffnIn.of(h)
+	for i, v := range hidden.Data {
+		hidden.Data[i] = gelu(v)
 	}
-	y := hidden.times(l.ffnOut)
-	y.add(h)
-	y.normalise(l.ffnNorm)
+	y := l.ffnOut.of(hidden)
+	y.Add(h)
+	l.ffnNorm.apply(y)
 	return y
 }
 
 // gelu is the exact GELU BERT uses: x·Φ(x).
 func gelu(x float32) float32 {
 	return float32(0.5 * float64(x) * (1 + math.Erf(float64(x)/math.Sqrt2)))
-}
-
-// matrix is row-major: rows × cols.
-type matrix struct {
-	rows, cols int
-	data       []float32
-}
-
-func newMatrix(rows, cols int) matrix {
-	return matrix{rows: rows, cols: cols, data: make([]float32, rows*cols)}
-}
-
-func (m matrix) row(i int) []float32 { return m.data[i*m.cols : (i+1)*m.cols] }
-
-func (m matrix) rowsOf(s span) matrix {
-	return matrix{rows: s.to - s.from, cols: m.cols, data: m.data[s.from*m.cols : s.to*m.cols]}
-}
-
-func (m matrix) general() blas32.General {
-	return blas32.General{Rows: m.rows, Cols: m.cols, Stride: m.cols, Data: m.data}
-}
-
-// columns is a view of n columns from first.
-func (m matrix) columns(first, n int) blas32.General {
-	return blas32.General{Rows: m.rows, Cols: n, Stride: m.cols, Data: m.data[first : (m.rows-1)*m.cols+first+n]}
-}
-
-// times is m·Wᵀ + b.
-func (m matrix) times(d dense) matrix {
-	out := newMatrix(m.rows, d.w.rows)
-	for i := range out.rows {
-		copy(out.row(i), d.b)
-	}
-	if m.rows > 0 {
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, m.general(), d.w.general(), 1, out.general())
-	}
-	return out
-}
-
-func (m matrix) add(other matrix) {
-	for i, v := range other.data {
-		m.data[i] += v
-	}
-}
-
-// normalise scales each row to mean 0 and variance 1, then by the norm's
-// scale and bias.
-func (m matrix) normalise(n norm) {
-	for i := range m.rows {
-		x := m.row(i)
-		var mean, variance float64
-		for _, v := range x {
-			mean += float64(v)
-		}
-		mean /= float64(len(x))
-		for _, v := range x {
-			variance += (float64(v) - mean) * (float64(v) - mean)
-		}
-		variance /= float64(len(x))
-		inv := 1 / math.Sqrt(variance+layerNormEps)
-		for j, v := range x {
-			x[j] = float32((float64(v)-mean)*inv)*n.scale[j] + n.bias[j]
-		}
-	}
-}
-
-func softmax(x []float32) {
-	top := float32(math.Inf(-1))
-	for _, v := range x {
-		top = max(top, v)
-	}
-	var sum float64
-	for i, v := range x {
-		e := math.Exp(float64(v - top))
-		x[i] = float32(e)
-		sum += e
-	}
-	for i := range x {
-		x[i] = float32(float64(x[i]) / sum)
-	}
 }

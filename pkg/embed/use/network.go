@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
 // MaxTokens is how many pieces of a text the model reads: the rest is
@@ -16,25 +18,25 @@ const MaxTokens = 128
 // embeddings and sinusoid positions, its outputs averaged, then a tanh
 // layer, then scaled to length 1.
 type network struct {
-	embeddings    matrix    // [pieces, 256]
-	invTimescales []float32 // 128: positions are sin and cos of position × these
+	embeddings    mat.Matrix // [pieces, 256]
+	invTimescales []float32  // 128: positions are sin and cos of position × these
 	layers        [2]layer
-	tanhW         matrix // [512, 512]
+	tanhW         mat.Matrix // [512, 512]
 	tanhB         []float32
 }
 
 type layer struct {
 	norm1Scale, norm1Bias []float32
-	qkv                   matrix // [d, 3d]: queries, keys, values
+	qkv                   mat.Matrix // [d, 3d]: queries, keys, values
 	qkvB                  []float32
-	out                   matrix // [d, 512]
+	out                   mat.Matrix // [d, 512]
 	outB                  []float32
-	residual              matrix // [d, 512] when d differs from 512 (the first layer)
+	residual              mat.Matrix // [d, 512] when d differs from 512 (the first layer)
 	residualB             []float32
 	norm2Scale, norm2Bias []float32
-	ffn1                  matrix // [512, 1536]
+	ffn1                  mat.Matrix // [512, 1536]
 	ffn1B                 []float32
-	ffn2                  matrix // [1536, 512]
+	ffn2                  mat.Matrix // [1536, 512]
 	ffn2B                 []float32
 	heads                 int
 	scale                 float32 // of the queries: 1/sqrt(head width)
@@ -46,34 +48,34 @@ func newNetwork(t []Tensor) (*network, error) {
 	var err error
 	i := 0
 	// take is the next tensor, which must hold shape's values.
-	take := func(shape ...int) matrix {
+	take := func(shape ...int) mat.Matrix {
 		size := 1
 		for _, d := range shape {
 			size *= d
 		}
-		m := matrix{cols: shape[len(shape)-1], data: t[i].Data}
-		m.rows = size / m.cols
-		if len(m.data) != size && err == nil {
-			err = fmt.Errorf("use: %s holds %d values, want %v", Tensors[i], len(m.data), shape)
+		m := mat.Matrix{Cols: shape[len(shape)-1], Data: t[i].Data}
+		m.Rows = size / m.Cols
+		if len(m.Data) != size && err == nil {
+			err = fmt.Errorf("use: %s holds %d values, want %v", Tensors[i], len(m.Data), shape)
 		}
 		i++
 		return m
 	}
-	n := &network{embeddings: take(8002, 256), invTimescales: take(128).data}
+	n := &network{embeddings: take(8002, 256), invTimescales: take(128).Data}
 	for li, d := range []int{256, 512} {
 		l := &n.layers[li]
 		l.heads, l.scale = heads, float32(1/math.Sqrt(float64(d/heads)))
-		l.norm1Scale, l.norm1Bias = take(d).data, take(d).data
-		l.qkv, l.qkvB = take(d, 3*d), take(3*d).data
-		l.out, l.outB = take(d, 512), take(512).data
+		l.norm1Scale, l.norm1Bias = take(d).Data, take(d).Data
+		l.qkv, l.qkvB = take(d, 3*d), take(3*d).Data
+		l.out, l.outB = take(d, 512), take(512).Data
 		if li == 0 { // its input is narrower than its output: the residual is projected
-			l.residual, l.residualB = take(d, 512), take(512).data
+			l.residual, l.residualB = take(d, 512), take(512).Data
 		}
-		l.norm2Scale, l.norm2Bias = take(512).data, take(512).data
-		l.ffn1, l.ffn1B = take(512, 1536), take(1536).data
-		l.ffn2, l.ffn2B = take(1536, 512), take(512).data
+		l.norm2Scale, l.norm2Bias = take(512).Data, take(512).Data
+		l.ffn1, l.ffn1B = take(512, 1536), take(1536).Data
+		l.ffn2, l.ffn2B = take(1536, 512), take(512).Data
 	}
-	n.tanhW, n.tanhB = take(512, 512), take(512).data
+	n.tanhW, n.tanhB = take(512, 512), take(512).Data
 	return n, err
 }
 
@@ -90,11 +92,11 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	}
 	// The input: each piece's embedding twice (the stack adds its input to
 	// the input with positions) plus its position's sines and cosines.
-	x := newMatrix(rows, n.embeddings.cols)
+	x := mat.New(rows, n.embeddings.Cols)
 	half := len(n.invTimescales)
 	for i, ids := range texts {
 		for t, id := range ids {
-			emb, row := n.embeddings.row(id), x.row(spans[i].from+t)
+			emb, row := n.embeddings.Row(id), x.Row(spans[i].from+t)
 			for k := range half {
 				angle := float64(t) * float64(n.invTimescales[k])
 				row[k] = 2*emb[k] + float32(math.Sin(angle))
@@ -108,11 +110,11 @@ func (n *network) encode(texts [][]int) [][]float32 {
 		}
 	}
 	// Each text's mean over its pieces (none: zeros), then the tanh layer.
-	pooled := newMatrix(len(texts), n.tanhW.rows)
+	pooled := mat.New(len(texts), n.tanhW.Rows)
 	for i, sp := range spans {
-		mean := pooled.row(i)
+		mean := pooled.Row(i)
 		for t := sp.from; t < sp.to; t++ {
-			for j, v := range x.row(t) {
+			for j, v := range x.Row(t) {
 				mean[j] += v
 			}
 		}
@@ -120,10 +122,10 @@ func (n *network) encode(texts [][]int) [][]float32 {
 			mean[j] /= float32(max(sp.to-sp.from, 1))
 		}
 	}
-	out := pooled.times(n.tanhW, n.tanhB)
+	out := pooled.Times(n.tanhW, n.tanhB, false)
 	vectors := make([][]float32, len(texts))
 	for i := range vectors {
-		v := out.row(i)
+		v := out.Row(i)
 		var norm float64
 		for j, x := range v {
 			v[j] = float32(math.Tanh(float64(x)))
@@ -142,118 +144,45 @@ func (n *network) encode(texts [][]int) [][]float32 {
 type span struct{ from, to int }
 
 // apply runs one transformer layer over the texts' rows.
-func (l *layer) apply(x matrix, spans []span) matrix {
-	d := x.cols
+func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
+	d := x.Cols
 	width := d / l.heads
-	qkv := x.normalised(l.norm1Scale, l.norm1Bias).times(l.qkv, l.qkvB)
-	attended := newMatrix(x.rows, d)
+	qkv := normalised(x, l.norm1Scale, l.norm1Bias).Times(l.qkv, l.qkvB, false)
+	attended := mat.New(x.Rows, d)
 	for _, sp := range spans {
 		n := sp.to - sp.from
 		if n == 0 {
 			continue
 		}
-		text, out := qkv.rowsOf(sp), attended.rowsOf(sp)
-		scores := newMatrix(n, n)
+		text, out := qkv.Slice(sp.from, sp.to), attended.Slice(sp.from, sp.to)
+		scores := mat.New(n, n)
 		for h := range l.heads {
-			q, k, v := text.cols_(h*width, width), text.cols_(d+h*width, width), text.cols_(2*d+h*width, width)
-			blas32.Gemm(blas.NoTrans, blas.Trans, l.scale, q, k, 0, scores.general())
+			q, k, v := text.Columns(h*width, width), text.Columns(d+h*width, width), text.Columns(2*d+h*width, width)
+			blas32.Gemm(blas.NoTrans, blas.Trans, l.scale, q, k, 0, scores.General())
 			for t := range n {
-				softmax(scores.row(t))
+				mat.Softmax(scores.Row(t))
 			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.general(), v, 0, out.cols_(h*width, width))
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.General(), v, 0, out.Columns(h*width, width))
 		}
 	}
-	y := attended.times(l.out, l.outB)
+	y := attended.Times(l.out, l.outB, false)
 	residual := x
-	if l.residual.data != nil {
-		residual = x.times(l.residual, l.residualB)
+	if l.residual.Data != nil {
+		residual = x.Times(l.residual, l.residualB, false)
 	}
-	y.add(residual)
-	hidden := y.normalised(l.norm2Scale, l.norm2Bias).times(l.ffn1, l.ffn1B)
-	for i, h := range hidden.data {
-		hidden.data[i] = max(h, 0)
+	y.Add(residual)
+	hidden := normalised(y, l.norm2Scale, l.norm2Bias).Times(l.ffn1, l.ffn1B, false)
+	for i, h := range hidden.Data {
+		hidden.Data[i] = max(h, 0)
 	}
-	y.add(hidden.times(l.ffn2, l.ffn2B))
+	y.Add(hidden.Times(l.ffn2, l.ffn2B, false))
 	return y
 }
 
-// matrix is row-major: rows × cols.
-type matrix struct {
-	rows, cols int
-	data       []float32
-}
-
-func newMatrix(rows, cols int) matrix {
-	return matrix{rows: rows, cols: cols, data: make([]float32, rows*cols)}
-}
-
-func (m matrix) row(i int) []float32 { return m.data[i*m.cols : (i+1)*m.cols] }
-
-// rowsOf is a view of a span's rows.
-func (m matrix) rowsOf(s span) matrix {
-	return matrix{rows: s.to - s.from, cols: m.cols, data: m.data[s.from*m.cols : s.to*m.cols]}
-}
-
-func (m matrix) general() blas32.General {
-	return blas32.General{Rows: m.rows, Cols: m.cols, Stride: m.cols, Data: m.data}
-}
-
-// cols_ is a view of width columns from first.
-func (m matrix) cols_(first, width int) blas32.General {
-	return blas32.General{Rows: m.rows, Cols: width, Stride: m.cols, Data: m.data[first : (m.rows-1)*m.cols+first+width]}
-}
-
-// times returns m·w + bias (bias added to every row).
-func (m matrix) times(w matrix, bias []float32) matrix {
-	out := newMatrix(m.rows, w.cols)
-	for i := range out.rows {
-		copy(out.row(i), bias)
-	}
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, m.general(), w.general(), 1, out.general())
-	return out
-}
-
-func (m matrix) add(other matrix) {
-	for i, v := range other.data {
-		m.data[i] += v
-	}
-}
-
 // normalised is each row scaled to mean 0 and variance 1 (epsilon 1e-6),
-// then by scale and bias.
-func (m matrix) normalised(scale, bias []float32) matrix {
-	out := newMatrix(m.rows, m.cols)
-	for i := range m.rows {
-		x, y := m.row(i), out.row(i)
-		var mean, variance float64
-		for _, v := range x {
-			mean += float64(v)
-		}
-		mean /= float64(len(x))
-		for _, v := range x {
-			variance += (float64(v) - mean) * (float64(v) - mean)
-		}
-		variance /= float64(len(x))
-		inv := 1 / math.Sqrt(variance+1e-6)
-		for j, v := range x {
-			y[j] = float32((float64(v)-mean)*inv)*scale[j] + bias[j]
-		}
-	}
+// then by scale and bias, in a new mat.Matrix.
+func normalised(m mat.Matrix, scale, bias []float32) mat.Matrix {
+	out := mat.New(m.Rows, m.Cols)
+	mat.LayerNorm(out, m, scale, bias, 1e-6)
 	return out
-}
-
-func softmax(x []float32) {
-	top := float32(math.Inf(-1))
-	for _, v := range x {
-		top = max(top, v)
-	}
-	var sum float64
-	for i, v := range x {
-		e := math.Exp(float64(v - top))
-		x[i] = float32(e)
-		sum += e
-	}
-	for i := range x {
-		x[i] = float32(float64(x[i]) / sum)
-	}
 }

@@ -1,36 +1,14 @@
 package use
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed/embedtest"
 )
 
-type reference struct {
-	Fingerprint string
-	Texts       []struct {
-		Text   string
-		Pieces []int
-		Vector []float64
-	}
-}
-
-func readReference(t *testing.T) reference {
-	raw, err := os.ReadFile("testdata/reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref reference
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
-	if ref.Fingerprint != Fingerprint {
-		t.Fatalf("the reference was made for %s; this is %s: run scripts/models/convert-use", ref.Fingerprint, Fingerprint)
-	}
-	return ref
+func readReference(t *testing.T) embedtest.Reference {
+	return embedtest.ReadReference(t, Fingerprint, "scripts/models/convert-use")
 }
 
 // The tokenizer splits every reference text into the pieces the TF.js
@@ -54,41 +32,16 @@ func TestVectorsMatchTheOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range readReference(t).Texts {
-		got, err := e.Embed(t.Context(), []string{r.Text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := embedtest.Cosine(got[0], r.Vector); c < 0.9999 {
-			t.Errorf("%q: cosine %.6f to the original's vector, want ≥ 0.9999", r.Text, c)
-		}
-	}
+	embedtest.VectorsMatch(t, e, readReference(t), 0.9999)
 }
 
-// Texts embedded together come out as they do alone: a batch shares the
-// dense layers, never attention.
+// Texts embedded together come out as they do alone.
 func TestBatchesMatchSingles(t *testing.T) {
 	e, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var texts []string
-	for _, r := range readReference(t).Texts {
-		texts = append(texts, r.Text)
-	}
-	together, err := e.Embed(t.Context(), texts)
-	if err != nil || len(together) != len(texts) {
-		t.Fatalf("%d vectors, %v", len(together), err)
-	}
-	for i, text := range texts {
-		alone, err := e.Embed(t.Context(), []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := embedtest.Cosine(together[i], embedtest.Wide(alone[0])); c < 0.99999 {
-			t.Errorf("%q: cosine %.6f between its vector in a batch and alone", text, c)
-		}
-	}
+	embedtest.BatchesMatchSingles(t, e, readReference(t))
 }
 
 // BenchmarkEmbed: texts per second on one core.

@@ -1,0 +1,102 @@
+// Package mat is the dense arithmetic the built-in encoders share:
+// row-major float32 matrices, their products (gonum's BLAS), layer
+// normalisation and softmax.
+package mat
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// Matrix is row-major: Rows × Cols values in Data.
+type Matrix struct {
+	Rows, Cols int
+	Data       []float32
+}
+
+// New is a zero matrix.
+func New(rows, cols int) Matrix {
+	return Matrix{Rows: rows, Cols: cols, Data: make([]float32, rows*cols)}
+}
+
+// Row is row i, shared with the matrix.
+func (m Matrix) Row(i int) []float32 { return m.Data[i*m.Cols : (i+1)*m.Cols] }
+
+// Slice is a view of rows from to to (not included).
+func (m Matrix) Slice(from, to int) Matrix {
+	return Matrix{Rows: to - from, Cols: m.Cols, Data: m.Data[from*m.Cols : to*m.Cols]}
+}
+
+// General is the matrix as BLAS takes it.
+func (m Matrix) General() blas32.General {
+	return blas32.General{Rows: m.Rows, Cols: m.Cols, Stride: m.Cols, Data: m.Data}
+}
+
+// Columns is a view of n columns from first.
+func (m Matrix) Columns(first, n int) blas32.General {
+	return blas32.General{Rows: m.Rows, Cols: n, Stride: m.Cols, Data: m.Data[first : (m.Rows-1)*m.Cols+first+n]}
+}
+
+// Times is m·w + bias (bias added to every row), or m·wᵀ + bias when w is
+// transposed (kept [out, in], as PyTorch keeps a linear layer's weights).
+func (m Matrix) Times(w Matrix, bias []float32, transposed bool) Matrix {
+	cols, t := w.Cols, blas.NoTrans
+	if transposed {
+		cols, t = w.Rows, blas.Trans
+	}
+	out := New(m.Rows, cols)
+	for i := range out.Rows {
+		copy(out.Row(i), bias)
+	}
+	if m.Rows > 0 {
+		blas32.Gemm(blas.NoTrans, t, 1, m.General(), w.General(), 1, out.General())
+	}
+	return out
+}
+
+// Add adds other to m, value by value.
+func (m Matrix) Add(other Matrix) {
+	for i, v := range other.Data {
+		m.Data[i] += v
+	}
+}
+
+// LayerNorm writes into dst (which may be src) each row of src scaled to
+// mean 0 and variance 1 (plus eps), then by scale and bias.
+func LayerNorm(dst, src Matrix, scale, bias []float32, eps float64) {
+	for i := range src.Rows {
+		x, y := src.Row(i), dst.Row(i)
+		var mean, variance float64
+		for _, v := range x {
+			mean += float64(v)
+		}
+		mean /= float64(len(x))
+		for _, v := range x {
+			variance += (float64(v) - mean) * (float64(v) - mean)
+		}
+		variance /= float64(len(x))
+		inv := 1 / math.Sqrt(variance+eps)
+		for j, v := range x {
+			y[j] = float32((float64(v)-mean)*inv)*scale[j] + bias[j]
+		}
+	}
+}
+
+// Softmax turns x into probabilities, in place.
+func Softmax(x []float32) {
+	top := float32(math.Inf(-1))
+	for _, v := range x {
+		top = max(top, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := math.Exp(float64(v - top))
+		x[i] = float32(e)
+		sum += e
+	}
+	for i := range x {
+		x[i] = float32(float64(x[i]) / sum)
+	}
+}
