@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	"gorm.io/gorm"
@@ -29,10 +30,12 @@ type memoryReceipts struct {
 	m  map[[2]string]Receipt
 }
 
+// Put keeps a copy: an erasure goes on changing its receipt while others
+// read the one kept (the SQL store keeps JSON, a copy too).
 func (m *memoryReceipts) Put(_ context.Context, r *Receipt) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.m[[2]string{r.AppName, r.UserID}] = *r
+	m.m[[2]string{r.AppName, r.UserID}] = r.clone()
 	return nil
 }
 
@@ -43,6 +46,7 @@ func (m *memoryReceipts) Latest(_ context.Context, appName, userID string) (*Rec
 	if !ok {
 		return nil, nil
 	}
+	r = r.clone()
 	return &r, nil
 }
 
@@ -52,10 +56,17 @@ func (m *memoryReceipts) Running(context.Context) ([]*Receipt, error) {
 	var out []*Receipt
 	for _, r := range m.m {
 		if r.State == StateRunning {
+			r = r.clone()
 			out = append(out, &r)
 		}
 	}
 	return out, nil
+}
+
+func (r *Receipt) clone() Receipt {
+	c := *r
+	c.Stores = slices.Clone(r.Stores)
+	return c
 }
 
 // receiptRow is a user's latest receipt, in the sessions' database.
