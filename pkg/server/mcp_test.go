@@ -249,6 +249,7 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 				"search_memory": {"query": "Lisbon"}, "memory_recall": {"key": "home"}, "memory_history": {"key": "home"},
 				"memory_store": {"key": "pet", "value": "Has a cat"}, "memory_list": {}, "list_sessions": {},
 				"get_session": {"session_id": "trip"}, "memory_forget": {"selector": "key:pet"}, "erase_user": {"confirm": "alice"},
+				"record_messages": {"session_id": "desk", "messages": []map[string]any{{"role": "user", "content": "My locker is 12"}}},
 			}
 			readOnly := map[string]bool{"search_memory": true, "memory_recall": true, "memory_history": true, "memory_list": true, "list_sessions": true, "get_session": true}
 			destructive := map[string]bool{"memory_forget": true, "erase_user": true}
@@ -279,7 +280,7 @@ func TestMCPToolsDescribeThemselves(t *testing.T) {
 			if len(schemas) != len(args) {
 				t.Errorf("%d tools listed, want %d", len(schemas), len(args))
 			}
-			for _, name := range []string{"search_memory", "memory_recall", "memory_history", "memory_store", "memory_list", "list_sessions", "get_session", "memory_forget", "erase_user"} {
+			for _, name := range []string{"search_memory", "memory_recall", "memory_history", "memory_store", "memory_list", "list_sessions", "get_session", "memory_forget", "record_messages", "erase_user"} {
 				res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args[name]})
 				if err != nil || res.IsError || res.StructuredContent == nil {
 					t.Errorf("%s: %v %+v", name, err, res)
