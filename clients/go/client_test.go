@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	hectorclient "github.com/hectormem/hector/clients/go"
-	"github.com/hectormem/hector/internal/testserver"
+	"github.com/hectormem/hector/pkg/server/servertest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -15,7 +15,7 @@ func ptr[T any](v T) *T { return &v }
 // The generated client drives a real server: create, append, search, facts.
 func TestGeneratedClient(t *testing.T) {
 	const key = "client-test-key-0123456789"
-	hs := testserver.Start(t, fmt.Sprintf(`
+	hs := servertest.Start(t, fmt.Sprintf(`
 server:
   data_dir: %s
   auth:

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // The end-to-end tests build the real binary and drive it over HTTP.
@@ -211,10 +211,10 @@ func TestServeSQLite(t *testing.T) {
 }
 
 func TestServePostgres(t *testing.T) {
-	testdb.Postgres(t) // skips without a server
-	dsn := os.Getenv(testdb.PostgresEnv)
+	sqldbtest.Postgres(t) // skips without a server
+	dsn := os.Getenv(sqldbtest.PostgresEnv)
 	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
-	db := testdb.Postgres(t)
+	db := sqldbtest.Postgres(t)
 	db.Exec("CREATE SCHEMA " + schema)
 	t.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
 	cfg := filepath.Join(t.TempDir(), "hector.yaml")
@@ -230,7 +230,7 @@ databases:
 }
 
 func TestServeMySQL(t *testing.T) {
-	dsn := testdb.MySQLDSN(t) // skips without a server
+	dsn := sqldbtest.MySQLDSN(t) // skips without a server
 	cfg := filepath.Join(t.TempDir(), "hector.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`
 server:

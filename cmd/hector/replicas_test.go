@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/index/weaviate"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // Two stateless replicas on one PostgreSQL and one Weaviate, each with an
@@ -29,7 +29,7 @@ func TestReplicas(t *testing.T) {
 	if weaviateAddr == "" {
 		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
 	}
-	dsn := testdb.PostgresDSN(t)
+	dsn := sqldbtest.PostgresDSN(t)
 	config := replicaConfig(t, dsn, weaviateAddr)
 	one := startIn(t, t.TempDir(), replicaEnv, "--config", config("replica-one"), "--data-dir", t.TempDir())
 	if !strings.Contains(one.banner, "in Weaviate at http://"+weaviateAddr) {
@@ -173,7 +173,7 @@ func TestIndexStoreOutage(t *testing.T) {
 		t.Skip("HECTOR_TEST_WEAVIATE_ADDR is not set: run scripts/test, which starts a Weaviate server")
 	}
 	proxy := newSwitchProxy(t, weaviateAddr)
-	config := replicaConfig(t, testdb.PostgresDSN(t), proxy.addr())
+	config := replicaConfig(t, sqldbtest.PostgresDSN(t), proxy.addr())
 	p := startIn(t, t.TempDir(), replicaEnv, "--config", config("outage"), "--data-dir", t.TempDir())
 	p.call(t, "GET", "/readyz", nil, 503)
 	if logs := p.logs.String(); !strings.Contains(logs, "weaviate at "+proxy.addr()) {

@@ -7,8 +7,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // Run with: go test -run '^$' -bench . ./pkg/artifacts (MB/s is the throughput).
@@ -18,8 +18,8 @@ var benchStores = []struct {
 	open func(b *testing.B) artifacts.Service
 }{
 	{"inmemory", func(b *testing.B) artifacts.Service { return artifacts.NewInMemory() }},
-	{"sqlite", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(testdb.SQLite(b))) }},
-	{"postgres", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(testdb.Postgres(b))) }},
+	{"sqlite", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(sqldbtest.SQLite(b))) }},
+	{"postgres", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(sqldbtest.Postgres(b))) }},
 	{"filesystem", func(b *testing.B) artifacts.Service { return must(artifacts.NewFilesystem(b.TempDir())) }},
 }
 

@@ -3,16 +3,16 @@ package artifacts_test
 import (
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // TestWithSessions shows the wiring a server does: artifacts in the
 // sessions' database, saves recorded in the event's ArtifactDelta, and
 // deleting a session deleting its artifacts but not its user's.
 func TestWithSessions(t *testing.T) {
-	db := testdb.SQLite(t)
+	db := sqldbtest.SQLite(t)
 	arts, err := artifacts.NewSQL(db)
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,9 @@ package artifacts_test
 import (
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/artifacts/artifactstest"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 func TestInMemory(t *testing.T) {
@@ -14,7 +14,7 @@ func TestInMemory(t *testing.T) {
 
 func TestSQLite(t *testing.T) {
 	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
-		s, err := artifacts.NewSQL(testdb.SQLite(t), opts...)
+		s, err := artifacts.NewSQL(sqldbtest.SQLite(t), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,9 +23,9 @@ func TestSQLite(t *testing.T) {
 }
 
 func TestPostgres(t *testing.T) {
-	testdb.Postgres(t)
+	sqldbtest.Postgres(t)
 	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
-		s, err := artifacts.NewSQL(testdb.Postgres(t), opts...)
+		s, err := artifacts.NewSQL(sqldbtest.Postgres(t), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,9 +34,9 @@ func TestPostgres(t *testing.T) {
 }
 
 func TestMySQL(t *testing.T) {
-	testdb.MySQL(t)
+	sqldbtest.MySQL(t)
 	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
-		s, err := artifacts.NewSQL(testdb.MySQL(t), opts...)
+		s, err := artifacts.NewSQL(sqldbtest.MySQL(t), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

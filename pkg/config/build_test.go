@@ -11,10 +11,10 @@ import (
 
 	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/internal/fakeqdrant"
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // An index in Qdrant is an external one: no snapshot, its place in the
@@ -71,7 +71,7 @@ server:
 // A keyword index in the sessions' PostgreSQL database: made there on
 // first start, found by a search right after an append.
 func TestOpenPostgresIndex(t *testing.T) {
-	dsn := testdb.PostgresDSN(t)
+	dsn := sqldbtest.PostgresDSN(t)
 	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32))
 	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
 server:
@@ -157,7 +157,7 @@ server:
 // $HECTOR_FACTS_KEY refuses to start rather than write a key of its own
 // into its data directory, which the others could not read.
 func TestSharedFactsNeedTheSharedKey(t *testing.T) {
-	dsn := testdb.PostgresDSN(t)
+	dsn := sqldbtest.PostgresDSN(t)
 	t.Setenv(facts.KeyEnv, "")
 	dir := t.TempDir()
 	c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: %q}\n", dir, dsn)), Overrides{})

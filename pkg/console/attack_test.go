@@ -12,12 +12,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/hectormem/hector/internal/testserver"
+	"github.com/hectormem/hector/pkg/server/servertest"
 )
 
 // authOff runs the zero-config shape: auth off, on loopback.
 func authOff(t *testing.T) *httptest.Server {
-	return testserver.Start(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
+	return servertest.Start(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
 }
 
 // call sends a JSON request to the API as a client that is not a browser.

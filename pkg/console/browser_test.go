@@ -25,7 +25,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/hectormem/hector/internal/testserver"
+	"github.com/hectormem/hector/pkg/server/servertest"
 )
 
 const (
@@ -38,7 +38,7 @@ const (
 // alice's and bob's memory.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	hs := testserver.Start(t, fmt.Sprintf(`
+	hs := servertest.Start(t, fmt.Sprintf(`
 server:
   data_dir: %s
   sessions: {backend: inmemory}
@@ -582,7 +582,7 @@ var onePixelPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x0
 
 // With auth off (loopback), the console needs no sign-in.
 func TestNoSignInWithAuthOff(t *testing.T) {
-	hs := testserver.Start(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
+	hs := servertest.Start(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: inmemory}\n  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n", t.TempDir()))
 	resp, err := http.Get(hs.URL + "/ui/")
 	if err != nil {
 		t.Fatal(err)

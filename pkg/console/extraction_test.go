@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/fakellm"
-	"github.com/hectormem/hector/internal/testserver"
+	"github.com/hectormem/hector/pkg/server/servertest"
 )
 
 // The index page says what learning facts from conversations costs each
 // app this hour and day, and how to turn it on when it is off.
 func TestIndexPageShowsExtraction(t *testing.T) {
 	model := fakellm.Start(t, fakellm.Reply{Content: `{"facts": []}`, Usage: [2]int{300, 20}})
-	hs := testserver.Start(t, fmt.Sprintf("llms:\n  small: {base_url: %q, model: small-1}\nserver:\n  data_dir: %s\n  sessions: {backend: inmemory}\n"+
+	hs := servertest.Start(t, fmt.Sprintf("llms:\n  small: {base_url: %q, model: small-1}\nserver:\n  data_dir: %s\n  sessions: {backend: inmemory}\n"+
 		"  artifacts: {backend: inmemory}\n  facts: {backend: inmemory}\n  index: {type: keyword, persist: false}\n"+
 		"  extraction: {llm: small, tokens_per_hour: 5000}\n", model.URL, t.TempDir()))
 	alice := hs.URL + "/v1/apps/shop/users/alice"

@@ -17,7 +17,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/erase"
@@ -25,6 +24,7 @@ import (
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 const canary = "zebra-canary-7731"
@@ -231,10 +231,10 @@ func databases(t *testing.T) map[string]func(t *testing.T) database {
 	return map[string]func(t *testing.T) database{
 		"sqlite": func(t *testing.T) database {
 			dir := t.TempDir()
-			return database{openIn(t, dir), testdb.SQLiteAt(t, filepath.Join(dir, "hector.db")), "SELECT name FROM sqlite_master WHERE type = 'table'"}
+			return database{openIn(t, dir), sqldbtest.SQLiteAt(t, filepath.Join(dir, "hector.db")), "SELECT name FROM sqlite_master WHERE type = 'table'"}
 		},
 		"postgres": func(t *testing.T) database {
-			dsn := testdb.PostgresDSN(t)
+			dsn := sqldbtest.PostgresDSN(t)
 			db, err := sqldb.OpenPostgres(dsn)
 			if err != nil {
 				t.Fatal(err)
@@ -243,7 +243,7 @@ func databases(t *testing.T) map[string]func(t *testing.T) database {
 			return database{openWith(t, "postgres", dsn), db, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"}
 		},
 		"mysql": func(t *testing.T) database {
-			dsn := testdb.MySQLDSN(t)
+			dsn := sqldbtest.MySQLDSN(t)
 			db, err := sqldb.OpenMySQL(dsn)
 			if err != nil {
 				t.Fatal(err)

@@ -7,15 +7,15 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/erase"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // A receipt is kept as it was made, per user, the latest replacing the
 // one before; in memory and in each SQL database.
 func TestReceiptsAreKept(t *testing.T) {
 	stores := map[string]func(t *testing.T) erase.Receipts{"memory": func(*testing.T) erase.Receipts { return erase.NewMemoryReceipts() }}
-	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL} {
 		stores[name] = func(t *testing.T) erase.Receipts {
 			r, err := erase.NewSQLReceipts(open(t))
 			if err != nil {
@@ -27,10 +27,10 @@ func TestReceiptsAreKept(t *testing.T) {
 	for name, newStore := range stores {
 		t.Run(name, func(t *testing.T) {
 			if name == "postgres" {
-				testdb.Postgres(t)
+				sqldbtest.Postgres(t)
 			}
 			if name == "mysql" {
-				testdb.MySQL(t)
+				sqldbtest.MySQL(t)
 			}
 			store := newStore(t)
 			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)

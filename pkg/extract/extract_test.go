@@ -13,11 +13,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/hectormem/hector/internal/fakellm"
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 var key = bytes.Repeat([]byte{3}, 32)
@@ -305,15 +305,15 @@ func TestBudgetStopsAndResumes(t *testing.T) {
 // under the same key is neither shown to the model, nor updated, nor
 // invalidated. On every facts backend.
 func TestExtractionIsolation(t *testing.T) {
-	backends := map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL}
+	backends := map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL}
 	t.Run("memory", func(t *testing.T) { testIsolation(t, nil) })
 	for name, open := range backends {
 		t.Run(name, func(t *testing.T) {
 			if name == "postgres" {
-				testdb.Postgres(t)
+				sqldbtest.Postgres(t)
 			}
 			if name == "mysql" {
-				testdb.MySQL(t)
+				sqldbtest.MySQL(t)
 			}
 			svc, err := facts.NewSQL(t.Context(), open(t), key)
 			if err != nil {

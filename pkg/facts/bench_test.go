@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/embed/use"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // BenchmarkConsolidation: the cost of storing one fact under a new key in
@@ -48,7 +48,7 @@ func benchConsolidation(b *testing.B, n int, backend string, meaning bool) {
 	if backend == "memory" {
 		svc, err = NewInMemory(key, opts...)
 	} else {
-		svc, err = NewSQL(b.Context(), testdb.SQLite(b), key, opts...)
+		svc, err = NewSQL(b.Context(), sqldbtest.SQLite(b), key, opts...)
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -15,10 +15,10 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)
@@ -43,20 +43,20 @@ func sqlFactory(open func(t testing.TB) *gorm.DB) factstest.Factory {
 	}
 }
 
-func TestSQLite(t *testing.T) { factstest.Run(t, sqlFactory(testdb.SQLite)) }
+func TestSQLite(t *testing.T) { factstest.Run(t, sqlFactory(sqldbtest.SQLite)) }
 
 func TestPostgres(t *testing.T) {
-	testdb.Postgres(t)
-	factstest.Run(t, sqlFactory(testdb.Postgres))
+	sqldbtest.Postgres(t)
+	factstest.Run(t, sqlFactory(sqldbtest.Postgres))
 }
 
 func TestMySQL(t *testing.T) {
-	testdb.MySQL(t)
-	factstest.Run(t, sqlFactory(testdb.MySQL))
+	sqldbtest.MySQL(t)
+	factstest.Run(t, sqlFactory(sqldbtest.MySQL))
 }
 
 func TestDatabaseHoldsOnlyCiphertext(t *testing.T) {
-	db := testdb.SQLite(t)
+	db := sqldbtest.SQLite(t)
 	svc, err := facts.NewSQL(t.Context(), db, testKey)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestDatabaseHoldsOnlyCiphertext(t *testing.T) {
 // Facts written before versions had IDs get one, and their time of
 // writing as the start of their validity, when the service opens.
 func TestOlderFactsGetAnIDAndAValidity(t *testing.T) {
-	db := testdb.SQLite(t)
+	db := sqldbtest.SQLite(t)
 	scope := facts.UserScope("app", "alice")
 	svc, err := facts.NewSQL(t.Context(), db, testKey)
 	if err != nil {
@@ -119,10 +119,10 @@ func TestOlderFactsGetAnIDAndAValidity(t *testing.T) {
 // Two processes writing one key at once: every write is a version of one
 // history, none lost, none current twice.
 func TestWritersInTwoProcessesKeepOneHistory(t *testing.T) {
-	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres} {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres} {
 		t.Run(name, func(t *testing.T) {
 			if name == "postgres" {
-				testdb.Postgres(t)
+				sqldbtest.Postgres(t)
 			}
 			db := open(t)
 			scope := facts.UserScope("app", "alice")
@@ -186,13 +186,13 @@ func TestRestartWithTheSameKeyAndAWrongOne(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "facts.db")
 	scope := facts.UserScope("app", "alice")
 	{
-		svc, err := facts.NewSQL(t.Context(), testdb.SQLiteAt(t, path), testKey)
+		svc, err := facts.NewSQL(t.Context(), sqldbtest.SQLiteAt(t, path), testKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		svc.Store(t.Context(), scope, facts.StoreRequest{Key: "k", Value: "remembered"})
 	}
-	svc, err := facts.NewSQL(t.Context(), testdb.SQLiteAt(t, path), testKey)
+	svc, err := facts.NewSQL(t.Context(), sqldbtest.SQLiteAt(t, path), testKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestRestartWithTheSameKeyAndAWrongOne(t *testing.T) {
 		t.Errorf("after a restart with the same key: %+v, %v", f, err)
 	}
 	other := bytes.Repeat([]byte{9}, 32)
-	_, err = facts.NewSQL(t.Context(), testdb.SQLiteAt(t, path), other)
+	_, err = facts.NewSQL(t.Context(), sqldbtest.SQLiteAt(t, path), other)
 	if !errors.Is(err, facts.ErrWrongKey) || !strings.Contains(err.Error(), facts.KeyEnv) || strings.Contains(err.Error(), "0909") {
 		t.Errorf("a wrong key at start-up: %v", err)
 	}
@@ -263,7 +263,7 @@ func withEncoder(t *testing.T) *facts.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := facts.NewSQL(t.Context(), testdb.SQLite(t), testKey, facts.WithEmbedder(e))
+	svc, err := facts.NewSQL(t.Context(), sqldbtest.SQLite(t), testKey, facts.WithEmbedder(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestDuplicatesByMeaning(t *testing.T) {
 // Facts written before deduplication get their signatures when the
 // service opens, and are found as duplicates from then on.
 func TestOlderFactsAreSignedAtStart(t *testing.T) {
-	db := testdb.SQLite(t)
+	db := sqldbtest.SQLite(t)
 	scope := facts.UserScope("app", "alice")
 	svc, err := facts.NewSQL(t.Context(), db, testKey)
 	if err != nil {

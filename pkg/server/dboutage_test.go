@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // pgProxy stands between Hector and the test's PostgreSQL server, so that
@@ -108,7 +108,7 @@ func (p *pgProxy) restore(t *testing.T) {
 // database, and nothing of the outage's details reaches the client; once
 // it is back, requests succeed again.
 func TestDatabaseOutageAnswers503(t *testing.T) {
-	proxy, dsn := proxyPostgres(t, testdb.PostgresDSN(t))
+	proxy, dsn := proxyPostgres(t, sqldbtest.PostgresDSN(t))
 	s := serverOn(t, "postgres", dsn, nil)
 	u := "/v1/apps/a/users/alice"
 	if w := do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s"}); w.Code != 201 {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // onEachDatabase runs fn on a server whose sessions and facts are in
@@ -27,9 +27,9 @@ func onEachDatabase(t *testing.T, fn func(t *testing.T, s *Server)) {
 func freshDSN(t *testing.T, driver string) string {
 	switch driver {
 	case "postgres":
-		return testdb.PostgresDSN(t)
+		return sqldbtest.PostgresDSN(t)
 	case "mysql":
-		return testdb.MySQLDSN(t)
+		return sqldbtest.MySQLDSN(t)
 	}
 	return t.TempDir() + "/hector.db"
 }
@@ -168,7 +168,7 @@ func TestLoopbackHostsAndOrigins(t *testing.T) {
 // PostgreSQL keyword index by its words: the follower does not stall on it
 // (before, it failed every 2 s for every user, for good).
 func TestNULTextInThePostgresKeywordIndex(t *testing.T) {
-	s := serverOn(t, "postgres", testdb.PostgresDSN(t), func(c *config.Config) {
+	s := serverOn(t, "postgres", sqldbtest.PostgresDSN(t), func(c *config.Config) {
 		c.Server.Index = config.Index{Type: "keyword", Store: "postgres", Postgres: config.Postgres{Table: "hector_search"}}
 	})
 	u := "/v1/apps/a/users/alice"

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // BenchmarkLoad drives a real HTTP server on loopback: appends with 1, 2,
@@ -92,12 +92,12 @@ func loadConfig(b *testing.B, backend string) *config.Config {
 	index = strings.TrimSuffix(index, "}") + ", persist: false}"
 	yaml := fmt.Sprintf("server:\n  data_dir: %s\n  index: %s\n  limits: {requests_per_second: 1000000, burst: 1000000}\n", dir, index)
 	if backend == "postgres" {
-		testdb.Postgres(b) // skips without a server
+		sqldbtest.Postgres(b) // skips without a server
 		schema := fmt.Sprintf("load_%d", time.Now().UnixNano())
-		db := testdb.Postgres(b)
+		db := sqldbtest.Postgres(b)
 		db.Exec("CREATE SCHEMA " + schema)
 		b.Cleanup(func() { db.Exec("DROP SCHEMA " + schema + " CASCADE") })
-		yaml += fmt.Sprintf("  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: \"%s search_path=%s\"}\n", os.Getenv(testdb.PostgresEnv), schema)
+		yaml += fmt.Sprintf("  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: \"%s search_path=%s\"}\n", os.Getenv(sqldbtest.PostgresEnv), schema)
 	}
 	cfg, err := config.Parse("load.yaml", []byte(yaml), config.Overrides{})
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // Run with: go test -run '^$' -bench . -benchmem ./pkg/session
@@ -25,16 +25,16 @@ type benchBackend struct {
 
 var benchBackends = []benchBackend{
 	{"inmemory", func(b *testing.B) (Service, *gorm.DB) { return NewInMemoryService(), nil }},
-	{"sqlite", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.SQLite(b)) }},
-	{"postgres", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.Postgres(b)) }},
-	{"mysql", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, testdb.MySQL(b)) }},
+	{"sqlite", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, sqldbtest.SQLite(b)) }},
+	{"postgres", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, sqldbtest.Postgres(b)) }},
+	{"mysql", func(b *testing.B) (Service, *gorm.DB) { return openSQL(b, sqldbtest.MySQL(b)) }},
 }
 
 // sqliteNormal opens SQLite as Hector does but with synchronous=NORMAL:
 // commits skip the fsync, so what an append costs is its CPU.
 func sqliteNormal(b *testing.B) (Service, *gorm.DB) {
 	path := filepath.Join(b.TempDir(), "hector.db")
-	testdb.SQLiteAt(b, path) // in WAL mode, which the file keeps
+	sqldbtest.SQLiteAt(b, path) // in WAL mode, which the file keeps
 	db, err := gorm.Open(sqlite.Open("file:"+path+"?_synchronous=NORMAL&_busy_timeout=10000&_foreign_keys=on"),
 		&gorm.Config{Logger: logger.Discard, PrepareStmt: true, SkipDefaultTransaction: true}) // as sqldb opens it
 	if err != nil {

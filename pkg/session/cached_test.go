@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/session/sessiontest"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 func TestCachedInMemory(t *testing.T) {
@@ -18,14 +18,14 @@ func TestCachedInMemory(t *testing.T) {
 
 func TestCachedSQLite(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
-		return session.NewCached(newSQL(t, testdb.SQLite(t), opts...), 8)
+		return session.NewCached(newSQL(t, sqldbtest.SQLite(t), opts...), 8)
 	})
 }
 
 func TestCachedPostgres(t *testing.T) {
-	testdb.Postgres(t)
+	sqldbtest.Postgres(t)
 	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
-		return session.NewCached(newSQL(t, testdb.Postgres(t), opts...), 8)
+		return session.NewCached(newSQL(t, sqldbtest.Postgres(t), opts...), 8)
 	})
 }
 

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 const crashChildEnv = "HECTOR_CRASH_CHILD_DB"
@@ -26,7 +26,7 @@ func TestCrashSafety(t *testing.T) {
 		return
 	}
 	path := filepath.Join(t.TempDir(), "crash.db")
-	db := testdb.SQLiteAt(t, path)
+	db := sqldbtest.SQLiteAt(t, path)
 	svc := newSQL(t, db)
 	if _, err := svc.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("child was not killed by SIGKILL: %v (it acknowledged %d events)", state, len(acked))
 	}
 
-	db = testdb.SQLiteAt(t, path)
+	db = sqldbtest.SQLiteAt(t, path)
 	var check string
 	if err := db.Raw("PRAGMA integrity_check").Scan(&check).Error; err != nil || check != "ok" {
 		t.Fatalf("integrity check after the crash: %q, %v", check, err)

@@ -3,15 +3,15 @@ package session_test
 import (
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // TestPostgresCursorsGoOnPastTheOldHead: a database whose cursors came from
 // change_feed_head, before PostgreSQL took them from a sequence, goes on
 // past the last one handed out, and a later start moves nothing back.
 func TestPostgresCursorsGoOnPastTheOldHead(t *testing.T) {
-	db := testdb.Postgres(t)
+	db := sqldbtest.Postgres(t)
 	newSQL(t, db)
 	// As the tables were left by a version without the sequence.
 	if err := db.Exec("DROP SEQUENCE hector_feed_cursor").Error; err != nil {

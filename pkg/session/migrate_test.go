@@ -8,15 +8,15 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // TestEventColumnsMoveIntoPayloads: a database from before invocation IDs,
 // authors and branches moved into event payloads opens with every event as
 // it was stored, in more batches than one, and the columns are gone.
 func TestEventColumnsMoveIntoPayloads(t *testing.T) {
-	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			svc := newSQL(t, db)

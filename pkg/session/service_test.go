@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/session/sessiontest"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 	"gorm.io/gorm"
 )
 
@@ -22,14 +22,14 @@ func TestInMemory(t *testing.T) {
 
 func TestSQLite(t *testing.T) {
 	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
-		return newSQL(t, testdb.SQLite(t), opts...)
+		return newSQL(t, sqldbtest.SQLite(t), opts...)
 	})
 }
 
 func TestPostgres(t *testing.T) {
-	testdb.Postgres(t) // skips the whole suite, once, when there is no server
+	sqldbtest.Postgres(t) // skips the whole suite, once, when there is no server
 	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
-		return newSQL(t, testdb.Postgres(t), opts...)
+		return newSQL(t, sqldbtest.Postgres(t), opts...)
 	})
 }
 
@@ -44,9 +44,9 @@ func newSQL(t testing.TB, db *gorm.DB, opts ...session.Option) *session.SQLServi
 }
 
 func TestMySQL(t *testing.T) {
-	testdb.MySQL(t) // skips the whole suite, once, when there is no server
+	sqldbtest.MySQL(t) // skips the whole suite, once, when there is no server
 	sessiontest.Run(t, func(t *testing.T, opts ...session.Option) session.Service {
-		return newSQL(t, testdb.MySQL(t), opts...)
+		return newSQL(t, sqldbtest.MySQL(t), opts...)
 	})
 }
 
@@ -55,7 +55,7 @@ func TestMySQL(t *testing.T) {
 // write must never wait for a second connection while it holds one, and on
 // SQLite, whose writes hold a connection of their own, reads go on beside.
 func TestFewConnectionsManyWriters(t *testing.T) {
-	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": testdb.SQLite, "postgres": testdb.Postgres, "mysql": testdb.MySQL} {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			if err := sqldb.SetMaxConnections(db, 2); err != nil {
@@ -102,7 +102,7 @@ func TestFewConnectionsManyWriters(t *testing.T) {
 // fail and another service finds what was written.
 func TestSQLiteWriteConnection(t *testing.T) {
 	t.Run("one-connection pool", func(t *testing.T) {
-		db := testdb.SQLite(t)
+		db := sqldbtest.SQLite(t)
 		if err := sqldb.SetMaxConnections(db, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestSQLiteWriteConnection(t *testing.T) {
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
-		db := testdb.SQLite(t)
+		db := sqldbtest.SQLite(t)
 		svc := newSQL(t, db)
 		ctx := t.Context()
 		created, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"})

@@ -6,13 +6,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // sqliteWithSession returns a service on a new SQLite database holding
 // session s of app/u, closed when t ends.
 func sqliteWithSession(t *testing.T) *SQLService {
-	svc, err := NewSQLService(testdb.SQLite(t))
+	svc, err := NewSQLService(sqldbtest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}

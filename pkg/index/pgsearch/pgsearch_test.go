@@ -11,17 +11,17 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
 	"github.com/hectormem/hector/pkg/index/pgsearch"
 	"github.com/hectormem/hector/pkg/sqldb"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
 // database opens a fresh schema on the PostgreSQL server scripts/test
 // starts (HECTOR_TEST_POSTGRES_DSN).
 func database(t testing.TB) *sql.DB {
-	gdb, err := sqldb.OpenPostgres(testdb.PostgresDSN(t))
+	gdb, err := sqldb.OpenPostgres(sqldbtest.PostgresDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

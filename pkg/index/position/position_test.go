@@ -7,13 +7,13 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/hectormem/hector/internal/testdb"
 	"github.com/hectormem/hector/pkg/index/position"
+	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
-func TestSQLite(t *testing.T)   { run(t, testdb.SQLite(t)) }
-func TestPostgres(t *testing.T) { run(t, testdb.Postgres(t)) }
-func TestMySQL(t *testing.T)    { run(t, testdb.MySQL(t)) }
+func TestSQLite(t *testing.T)   { run(t, sqldbtest.SQLite(t)) }
+func TestPostgres(t *testing.T) { run(t, sqldbtest.Postgres(t)) }
+func TestMySQL(t *testing.T)    { run(t, sqldbtest.MySQL(t)) }
 
 func run(t *testing.T, db *gorm.DB) {
 	ctx := t.Context()
@@ -85,7 +85,7 @@ func run(t *testing.T, db *gorm.DB) {
 // A leader whose database connection dies loses the lease, and another
 // replica takes it over.
 func TestPostgresLeaderDies(t *testing.T) {
-	db := testdb.Postgres(t)
+	db := sqldbtest.Postgres(t)
 	ctx := t.Context()
 	one, two := leaderAndFollower(t, db)
 	// Kill the backend holding the lease's lock, as a crashed process's
@@ -111,7 +111,7 @@ func TestPostgresLeaderDies(t *testing.T) {
 // name on two databases each lead.
 func TestSQLiteLeasePerDatabase(t *testing.T) {
 	for range 2 {
-		p, err := position.NewSQL(t.Context(), testdb.SQLite(t), "same-name")
+		p, err := position.NewSQL(t.Context(), sqldbtest.SQLite(t), "same-name")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestSQLiteLeasePerDatabase(t *testing.T) {
 
 // On MySQL too a leader whose connection dies loses the lease.
 func TestMySQLLeaderDies(t *testing.T) {
-	db := testdb.MySQL(t)
+	db := sqldbtest.MySQL(t)
 	ctx := t.Context()
 	one, two := leaderAndFollower(t, db)
 	if ok, _ := two.Lead(ctx); ok {

@@ -1,6 +1,6 @@
-// Package testdb gives tests real databases: a SQLite file in a temp dir,
+// Package sqldbtest gives tests real databases: a SQLite file in a temp dir,
 // or a fresh schema on the PostgreSQL server named by HECTOR_TEST_POSTGRES_DSN.
-package testdb
+package sqldbtest
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
-// Package testserver runs a real Hector server on loopback for tests
+// Package servertest runs a real Hector server on loopback for tests
 // outside pkg/server: the configuration given, its stores opened, closed
 // when the test ends.
-package testserver
+package servertest
 
 import (
 	"io"
