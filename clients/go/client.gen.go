@@ -8906,6 +8906,8 @@ type ExtractMemoriesResponse struct {
 	JSON415 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8955,6 +8957,11 @@ func (r ExtractMemoriesResponse) GetJSON415() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ExtractMemoriesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ExtractMemoriesResponse) GetJSON501() *Error {
+	return r.JSON501
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
@@ -13957,6 +13964,13 @@ func ParseExtractMemoriesResponse(rsp *http.Response) (*ExtractMemoriesResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
 		var dest Error

@@ -447,7 +447,7 @@ func (s *Server) table() []route {
 		{method: "DELETE", name: "deleteSession", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
 		{method: "POST", name: "appendEvent", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
 		{method: "POST", name: "getContext", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
-		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200, also: []int{502}},
+		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200, also: []int{501, 502}},
 
 		{method: "GET", name: "getAppState", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
 		{method: "PATCH", name: "updateAppState", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
