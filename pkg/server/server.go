@@ -277,10 +277,11 @@ func (s *Server) wrap(rt route) http.Handler {
 // every route, so no route can keep memory under an ID others refuse.
 func checkPathIDs(r *http.Request) error {
 	for _, p := range [...]struct{ name, what string }{{"app", "app name"}, {"user", "user ID"}, {"id", "session ID"}} {
-		if id := r.PathValue(p.name); id != "" || strings.Contains(r.Pattern, "{"+p.name+"}") {
-			if err := ident.Check(p.what, id); err != nil {
-				return err
-			}
+		if !strings.Contains(r.Pattern, "{"+p.name+"}") {
+			continue
+		}
+		if err := ident.Check(p.what, r.PathValue(p.name)); err != nil {
+			return err
 		}
 	}
 	return nil
