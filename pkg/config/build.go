@@ -38,6 +38,10 @@ type Services struct {
 	Receipts erase.Receipts
 	// Erasures runs erasures, and holds writes to a user being erased.
 	Erasures *erase.Runner
+	// stopWatching ends the Erasures' watch on the receipts, which
+	// watching waits for, before the databases close.
+	stopWatching context.CancelFunc
+	watching     sync.WaitGroup
 	// Caches are what erasure clears beside the stores: the sessions'
 	// cache, and the server adds its agents' tool cache.
 	Caches []erase.Cache
@@ -120,6 +124,9 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		}
 	}
 	s.Erasures = erase.NewRunner(s.Receipts, s.erase, logger)
+	watch, stop := context.WithCancel(context.Background())
+	s.stopWatching = stop
+	s.watching.Go(func() { s.Erasures.Watch(watch) })
 	if srv.Sessions.Cache > 0 {
 		cached := session.NewCached(s.Sessions, srv.Sessions.Cache)
 		s.Sessions, s.Caches = cached, append(s.Caches, cached)
@@ -394,7 +401,7 @@ func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.
 		defer s.Extractor.Hold(app, user)()
 	}
 	record := func(r *erase.Receipt) error { return s.Receipts.Put(context.WithoutCancel(ctx), r) }
-	r, err := erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from})
+	r, err := erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from, Settle: erase.Settle})
 	if err != nil {
 		return nil, err
 	}
@@ -426,6 +433,10 @@ func (s *Services) Archive() userarchive.Services {
 
 func (s *Services) Close() error {
 	var errs []error
+	if s.stopWatching != nil {
+		s.stopWatching()
+		s.watching.Wait()
+	}
 	if s.Extractor != nil {
 		s.Extractor.Close()
 	}

@@ -95,6 +95,10 @@ type Options struct {
 	// Resume goes on from a receipt a crash left running: its counts are
 	// added to.
 	Resume *Receipt
+	// Settle is how long to wait, once the receipt is first recorded,
+	// before removing anything: replicas that watch the receipts (Runner)
+	// hold the user's writes by then.
+	Settle time.Duration
 }
 
 // User erases one user from svcs. Erasing again finds nothing and removes
@@ -121,6 +125,13 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 	}
 	if err := e.record(); err != nil {
 		return nil, err
+	}
+	if opts.Settle > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(opts.Settle):
+		}
 	}
 	// A write that was under way when the erasure began can land after a
 	// store was emptied: the verification finds it, and a second round

@@ -33,7 +33,20 @@ type Runner struct {
 	runs    map[[2]string]*run
 	failing map[[2]string]error // resumes that failed, retried in the background
 	retry   time.Duration       // the first wait before retrying a failed resume
+	// seen is the users whose erasure the receipts said was running at
+	// the last look (Watch), and when that was: a write asks it rather
+	// than the database while it is fresh.
+	seen   map[[2]string]bool
+	seenAt time.Time
 }
+
+// Every replica looks at the running receipts every WatchEvery (Watch),
+// and an erasure waits Settle after recording itself before it removes
+// anything, so that by then every replica holds the user's writes.
+const (
+	WatchEvery = 100 * time.Millisecond
+	Settle     = 3 * WatchEvery
+)
 
 // EraseFunc erases one user, going on from a receipt a stop left running
 // when from is not nil (Services.Erase in pkg/config).
@@ -123,12 +136,18 @@ func (r *Runner) start(app, user, by string, from *Receipt) *run {
 // Held refuses with ErrInProgress a write to a user whose erasure runs,
 // here or on another replica.
 func (r *Runner) Held(ctx context.Context, app, user string) error {
+	key := [2]string{app, user}
 	r.mu.Lock()
-	_, here := r.runs[[2]string{app, user}]
+	_, here := r.runs[key]
+	seen, fresh := r.seen[key], time.Since(r.seenAt) < 2*WatchEvery
 	r.mu.Unlock()
-	if here {
+	if here || fresh && seen {
 		return ErrInProgress
 	}
+	if fresh {
+		return nil
+	}
+	// Nobody watches, or the last look failed: ask the receipts.
 	latest, err := r.receipts.Latest(ctx, app, user)
 	if err != nil {
 		return err
@@ -137,6 +156,30 @@ func (r *Runner) Held(ctx context.Context, app, user string) error {
 		return ErrInProgress
 	}
 	return nil
+}
+
+// Watch looks at the running receipts every WatchEvery until ctx ends,
+// so that Held answers from memory. A look that fails leaves the view to
+// go stale, and Held asks the receipts itself.
+func (r *Runner) Watch(ctx context.Context) {
+	tick := time.NewTicker(WatchEvery)
+	defer tick.Stop()
+	for {
+		if running, err := r.receipts.Running(ctx); err == nil {
+			seen := make(map[[2]string]bool, len(running))
+			for _, rec := range running {
+				seen[[2]string{rec.AppName, rec.UserID}] = true
+			}
+			r.mu.Lock()
+			r.seen, r.seenAt = seen, time.Now()
+			r.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Resume finishes, in the background, the erasures a stop left running.

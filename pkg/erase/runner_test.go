@@ -116,3 +116,46 @@ func TestRunnerRetriesAFailedResume(t *testing.T) {
 		t.Errorf("the receipt after the retry = %+v", latest)
 	}
 }
+
+// countingReceipts counts the reads of a user's latest receipt.
+type countingReceipts struct {
+	Receipts
+	latest atomic.Int32
+}
+
+func (c *countingReceipts) Latest(ctx context.Context, app, user string) (*Receipt, error) {
+	c.latest.Add(1)
+	return c.Receipts.Latest(ctx, app, user)
+}
+
+// With a watch on the receipts, a write asks memory, not the database:
+// another replica's erasure holds the user within a look or two, and a
+// user nobody erases costs no read.
+func TestAWatchHoldsWithoutAReadPerWrite(t *testing.T) {
+	receipts := &countingReceipts{Receipts: NewMemoryReceipts()}
+	r := NewRunner(receipts, nil, quiet)
+	go r.Watch(t.Context())
+	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
+	seen := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.seen[[2]string{"app", "alice"}]
+	}
+	for deadline := time.Now().Add(Settle); !seen(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch has not seen alice's erasure %s after it was recorded", Settle)
+		}
+	}
+	if err := r.Held(t.Context(), "app", "alice"); !errors.Is(err, ErrInProgress) {
+		t.Errorf("alice, seen by the watch: %v", err)
+	}
+	reads := receipts.latest.Load()
+	for range 100 {
+		if err := r.Held(t.Context(), "app", "bob"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := receipts.latest.Load() - reads; n > 2 { // a look may go stale under a slow machine; not 100 times
+		t.Errorf("100 writes to bob read the receipts %d times", n)
+	}
+}

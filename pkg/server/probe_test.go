@@ -155,6 +155,13 @@ func TestWritesWaitForAnErasure(t *testing.T) {
 	if r := decodeBody[erase.Receipt](t, w); r.State != erase.StateRunning {
 		t.Errorf("the 202's receipt: %+v", r)
 	}
+	// The other replica holds her once its watch on the receipts has seen
+	// the erasure, which the erasure waits for before removing anything.
+	for deadline := time.Now().Add(10 * erase.WatchEvery); replica.svcs.Erasures.Held(t.Context(), "a", "alice") == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica does not hold alice's writes")
+		}
+	}
 	writes := []struct {
 		method, path string
 		body         any
@@ -186,8 +193,15 @@ func TestWritesWaitForAnErasure(t *testing.T) {
 	if r.State != erase.StateDone || !r.Verified || r.Stores[0].Removed != 3 {
 		t.Errorf("the receipt after the erasure: %+v", r)
 	}
-	if w := do(t, replica, "POST", u+"/sessions", adminKey, map[string]any{}); w.Code != 201 {
-		t.Errorf("a write after the erasure: %d %s", w.Code, w.Body)
+	// The other replica lets her writes go once its watch sees it done.
+	for deadline := time.Now().Add(10 * erase.WatchEvery); ; time.Sleep(10 * time.Millisecond) {
+		w := do(t, replica, "POST", u+"/sessions", adminKey, map[string]any{})
+		if w.Code == 201 {
+			break
+		}
+		if w.Code != 409 || time.Now().After(deadline) {
+			t.Fatalf("a write after the erasure: %d %s", w.Code, w.Body)
+		}
 	}
 }
 
