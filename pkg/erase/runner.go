@@ -38,6 +38,9 @@ type Runner struct {
 	// than the database while it is fresh.
 	seen   map[[2]string]bool
 	seenAt time.Time
+	// ended is when this process's erasures ended: a look begun before
+	// then may still see them running, and is not believed about them.
+	ended map[[2]string]time.Time
 }
 
 // Every replica looks at the running receipts every WatchEvery (Watch),
@@ -61,7 +64,7 @@ type run struct {
 // NewRunner runs erasures with erase, recording them in receipts.
 func NewRunner(receipts Receipts, erase EraseFunc, logger *slog.Logger) *Runner {
 	return &Runner{receipts: receipts, erase: erase, logger: logger,
-		runs: map[[2]string]*run{}, failing: map[[2]string]error{}, retry: time.Second}
+		runs: map[[2]string]*run{}, failing: map[[2]string]error{}, ended: map[[2]string]time.Time{}, retry: time.Second}
 }
 
 // Erase erases a user and waits up to wait for the receipt. done is false
@@ -126,6 +129,8 @@ func (r *Runner) start(app, user, by string, from *Receipt) *run {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		delete(r.runs, key)
+		delete(r.seen, key) // ended here: writes go on at once
+		r.ended[key] = time.Now()
 		if rn.err != nil {
 			r.logger.Error("erase: the erasure failed; asking again resumes it", "app", app, "error", rn.err)
 		}
@@ -165,12 +170,20 @@ func (r *Runner) Watch(ctx context.Context) {
 	tick := time.NewTicker(WatchEvery)
 	defer tick.Stop()
 	for {
+		began := time.Now()
 		if running, err := r.receipts.Running(ctx); err == nil {
 			seen := make(map[[2]string]bool, len(running))
 			for _, rec := range running {
 				seen[[2]string{rec.AppName, rec.UserID}] = true
 			}
 			r.mu.Lock()
+			for key, at := range r.ended {
+				if at.After(began) {
+					delete(seen, key) // it ended here after this look began
+				} else if began.Sub(at) > time.Minute {
+					delete(r.ended, key)
+				}
+			}
 			r.seen, r.seenAt = seen, time.Now()
 			r.mu.Unlock()
 		}

@@ -159,3 +159,30 @@ func TestAWatchHoldsWithoutAReadPerWrite(t *testing.T) {
 		t.Errorf("100 writes to bob read the receipts %d times", n)
 	}
 }
+
+// An erasure that ends here lets the user's writes go at once, whatever
+// the last look at the receipts saw.
+func TestAnErasureEndedHereLetsWritesGoAtOnce(t *testing.T) {
+	receipts := NewMemoryReceipts()
+	release := make(chan struct{})
+	r := NewRunner(receipts, func(_ context.Context, app, user, by string, _ *Receipt) (*Receipt, error) {
+		rec := &Receipt{AppName: app, UserID: user, State: StateRunning}
+		receipts.Put(context.Background(), rec)
+		<-release
+		rec.State = StateDone
+		return rec, receipts.Put(context.Background(), rec)
+	}, quiet)
+	go r.Watch(t.Context())
+	if _, done, _ := r.Erase(t.Context(), "app", "alice", "admin", time.Millisecond); done {
+		t.Fatal("the erasure ended before it was released")
+	}
+	time.Sleep(2 * WatchEvery) // the watch sees it running
+	close(release)
+	r.Wait()
+	for range 20 { // across the next looks too
+		if err := r.Held(t.Context(), "app", "alice"); err != nil {
+			t.Fatalf("a write right after her erasure ended here: %v", err)
+		}
+		time.Sleep(WatchEvery / 10)
+	}
+}
