@@ -27,7 +27,9 @@ type Index interface {
 	Forget(ctx context.Context, appName, userID string) (int, error)
 }
 
-// Services are the stores a user is erased from; all but Sessions may be nil.
+// Services are the stores a user is erased from; all but Sessions may be
+// nil (User drops Sessions too when it resumes an erasure of an ID that
+// only the facts ever took).
 type Services struct {
 	Sessions  session.Service
 	Artifacts artifacts.Service

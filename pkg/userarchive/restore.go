@@ -86,6 +86,9 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, b
 	sum, err := restore(ctx, tr, user, svcs, appName, userID, by)
 	if err != nil {
 		// The user held nothing before: forgetting them again undoes it all.
+		if svcs.Forget == nil {
+			return nil, fmt.Errorf("%w; the restore stopped part-way: erase the user and restore again", err)
+		}
 		if ferr := svcs.Forget(context.WithoutCancel(ctx), appName, userID); ferr != nil {
 			return nil, fmt.Errorf("%w; and undoing what the restore wrote failed: erase the user (%v)", err, ferr)
 		}

@@ -51,7 +51,8 @@ type Services struct {
 		Index(ctx context.Context, s session.Session) error
 	}
 	// Forget removes everything of a user, as an erasure does: it undoes a
-	// refused restore (the user held nothing before it).
+	// refused restore (the user held nothing before it). Without it, a
+	// refused restore may leave part of the archive written, and says so.
 	Forget func(ctx context.Context, appName, userID string) error
 }
 
