@@ -4,8 +4,10 @@ package embedtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed"
@@ -33,28 +35,35 @@ func Near(t *testing.T, e embed.Embedder, pairs []Pair) {
 //
 //	go test -run '^$' -bench Embed -cpu 1 ./pkg/embed/...
 func Bench(b *testing.B, e embed.Embedder, tokens func(string) int, batch int) {
-	short := "Do you remember the name of my dog?"
-	long := ""
-	for tokens(long) < 100 {
-		long += "We finally adopted a puppy from the shelter last weekend, and the kids walk him every evening. "
+	// Texts of exactly 16 and 128 pieces: a question, and a long message.
+	words := strings.Fields("we finally adopted a puppy from the shelter last weekend and the kids walk him every evening before dinner")
+	text := func(pieces int) string {
+		var t []string
+		for i := 0; tokens(strings.Join(t, " ")) < pieces; i++ {
+			t = append(t, words[i%len(words)])
+		}
+		return strings.Join(t, " ")
 	}
-	for _, tc := range []struct {
-		name  string
-		text  string
-		batch int
-	}{{"short/single", short, 1}, {"short/batch", short, batch}, {"100tokens/single", long, 1}, {"100tokens/batch", long, batch}} {
-		b.Run(tc.name, func(b *testing.B) {
-			texts := make([]string, tc.batch)
-			for i := range texts {
-				texts[i] = tc.text
+	for _, pieces := range []int{16, 128} {
+		s := text(pieces)
+		for _, n := range []int{1, batch} {
+			name := fmt.Sprintf("%dpieces/single", pieces)
+			if n > 1 {
+				name = fmt.Sprintf("%dpieces/batch", pieces)
 			}
-			for b.Loop() {
-				if _, err := e.Embed(b.Context(), texts); err != nil {
-					b.Fatal(err)
+			b.Run(name, func(b *testing.B) {
+				texts := make([]string, n)
+				for i := range texts {
+					texts[i] = s
 				}
-			}
-			b.ReportMetric(float64(b.N*tc.batch)/b.Elapsed().Seconds(), "texts/s")
-		})
+				for b.Loop() {
+					if _, err := e.Embed(b.Context(), texts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "texts/s")
+			})
+		}
 	}
 }
 

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
@@ -36,8 +33,7 @@ type network struct {
 
 type norm struct{ scale, bias []float32 }
 
-// layer is one transformer layer. Dense weights are as PyTorch keeps
-// them, [out, in]: y = x·Wᵀ + b.
+// layer is one transformer layer; its dense layers are y = x·Wᵀ + b.
 type layer struct {
 	q, k, v, out  dense
 	attNorm       norm
@@ -45,13 +41,7 @@ type layer struct {
 	ffnNorm       norm
 }
 
-type dense struct {
-	w mat.Matrix // [out, in]
-	b []float32
-}
-
-// of is x·Wᵀ + b.
-func (d dense) of(x mat.Matrix) mat.Matrix { return x.Times(d.w, d.b, true) }
+type dense = *mat.Linear
 
 // apply normalises x's rows in place.
 func (n norm) apply(x mat.Matrix) { mat.LayerNorm(x, x, n.scale, n.bias, layerNormEps) }
@@ -78,7 +68,7 @@ func newNetwork(t map[string]tensor) (*network, error) {
 	}
 	vec := func(name string, n int) []float32 { return take(name, n).Data }
 	lin := func(name string, out, in int) dense {
-		return dense{w: take(name+".weight", out, in), b: vec(name+".bias", out)}
+		return mat.NewLinear(take(name+".weight", out, in), vec(name+".bias", out))
 	}
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
 	n := &network{words: take("embeddings.word_embeddings.weight", vocabSize, width),
@@ -148,35 +138,39 @@ func (n *network) encode(texts [][]int) [][]float32 {
 
 // apply runs one layer over the texts' rows.
 func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
-	q, k, v := l.q.of(x), l.k.of(x), l.v.of(x)
+	q, k, v := l.q.Of(x), l.k.Of(x), l.v.Of(x)
+	for i := range q.Data {
+		q.Data[i] *= attentionNorm
+	}
 	ctx := mat.New(x.Rows, width)
 	for _, sp := range spans {
 		n := sp.to - sp.from
-		scores := mat.New(n, n)
-		qs, ks, vs, out := q.Slice(sp.from, sp.to), k.Slice(sp.from, sp.to), v.Slice(sp.from, sp.to), ctx.Slice(sp.from, sp.to)
+		qh, kh, vh := mat.New(n, headWidth), mat.New(n, headWidth), mat.New(n, headWidth)
 		for h := range heads {
 			c := h * headWidth
-			blas32.Gemm(blas.NoTrans, blas.Trans, attentionNorm, qs.Columns(c, headWidth), ks.Columns(c, headWidth), 0, scores.General())
+			for t := range n {
+				r := sp.from + t
+				copy(qh.Row(t), q.Row(r)[c:c+headWidth])
+				copy(kh.Row(t), k.Row(r)[c:c+headWidth])
+				copy(vh.Row(t), v.Row(r)[c:c+headWidth])
+			}
+			scores := mat.ProductT(qh, kh)
 			for t := range n {
 				mat.Softmax(scores.Row(t))
 			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.General(), vs.Columns(c, headWidth), 0, out.Columns(c, headWidth))
+			attended := mat.Product(scores, vh)
+			for t := range n {
+				copy(ctx.Row(sp.from + t)[c:c+headWidth], attended.Row(t))
+			}
 		}
 	}
-	h := l.out.of(ctx)
+	h := l.out.Of(ctx)
 	h.Add(x)
 	l.attNorm.apply(h)
-	hidden := l.ffnIn.of(h)
-	for i, v := range hidden.Data {
-		hidden.Data[i] = gelu(v)
-	}
-	y := l.ffnOut.of(hidden)
+	hidden := l.ffnIn.Of(h)
+	mat.GELU(hidden.Data)
+	y := l.ffnOut.Of(hidden)
 	y.Add(h)
 	l.ffnNorm.apply(y)
 	return y
-}
-
-// gelu is the exact GELU BERT uses: x·Φ(x).
-func gelu(x float32) float32 {
-	return float32(0.5 * float64(x) * (1 + math.Erf(float64(x)/math.Sqrt2)))
 }

@@ -92,11 +92,40 @@ func Softmax(x []float32) {
 	}
 	var sum float64
 	for i, v := range x {
-		e := math.Exp(float64(v - top))
-		x[i] = float32(e)
-		sum += e
+		e := Exp(v - top)
+		x[i] = e
+		sum += float64(e)
 	}
+	inv := float32(1 / sum)
 	for i := range x {
-		x[i] = float32(float64(x[i]) / sum)
+		x[i] *= inv
 	}
+}
+
+// Exp is e^x in float32, within 3e-7 of math.Exp's (TestExp) and several
+// times as fast: softmax's exponentials were a
+// quarter of a long text's embedding time. Under -87.3 it is 0 (the
+// numbers float32 holds only without full precision are left out).
+func Exp(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2Hi = 0.693145751953125 // ln 2's first 16 bits: k·ln2Hi is exact
+		ln2Lo = 1.42860682030941723212e-6
+	)
+	switch {
+	case x > 88.72283:
+		return float32(math.Inf(1))
+	case x < -87.33654:
+		return 0
+	case x != x:
+		return x
+	}
+	k := float32(math.Round(float64(x * log2e)))
+	r := x - k*ln2Hi - k*ln2Lo // |r| ≤ ln2/2
+	// e^r by its Taylor series to r⁷/7!: the rest is under 6e-9 of it.
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	// × 2^k, in two steps so that k = 128 (x near the top) does not overflow
+	// the exponent's field.
+	half := int32(k) / 2
+	return p * math.Float32frombits(uint32(half+127)<<23) * math.Float32frombits(uint32(int32(k)-half+127)<<23)
 }

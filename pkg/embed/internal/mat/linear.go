@@ -1,0 +1,170 @@
+package mat
+
+import (
+	"os"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// KernelsEnv names the environment variable that, set to "portable",
+// makes every product take the portable path (gonum's) even where this
+// machine has a kernel of Hector's own: how the tests cover the path other
+// machines take.
+const KernelsEnv = "HECTOR_KERNELS"
+
+// Kernel reports whether products run on Hector's own kernel (AVX2 and
+// FMA on amd64) rather than the portable path.
+var Kernel = haveKernel && kernelUsable() && os.Getenv(KernelsEnv) != "portable"
+
+// panelWidth is how many output columns one packed panel holds: the
+// kernel's tile is 6 rows × 16 columns.
+const (
+	panelWidth = 16
+	tileRows   = 6
+)
+
+// Linear is a dense layer, y = x·Wᵀ + b, its weights laid out once, when
+// the model loads, the way the product on this machine reads them fastest.
+type Linear struct {
+	Out, In int
+	w       Matrix    // [Out, In] as the model keeps it: the portable path's
+	bias    []float32 // Out values; with the kernel, padded to whole panels
+	// panels: with the kernel, W's columns in panels of panelWidth outputs,
+	// each In steps of panelWidth consecutive weights (zeros past Out), so
+	// the kernel reads its weights in the order it uses them.
+	panels []float32
+}
+
+// NewLinear lays out w ([out, in], as PyTorch keeps a linear layer's
+// weights) and its bias for this machine's product. It keeps w only when
+// the product is the portable one.
+func NewLinear(w Matrix, bias []float32) *Linear {
+	l := &Linear{Out: w.Rows, In: w.Cols}
+	if !Kernel || l.In == 0 {
+		l.w, l.bias = w, bias
+		return l
+	}
+	l.pad(bias)
+	for o := range l.Out {
+		p, j := o/panelWidth, o%panelWidth
+		panel := l.panels[p*l.In*panelWidth:]
+		for k, v := range w.Row(o) {
+			panel[k*panelWidth+j] = v
+		}
+	}
+	return l
+}
+
+// pad makes the kernel's bias and panels, zero past Out.
+func (l *Linear) pad(bias []float32) {
+	n := (l.Out + panelWidth - 1) / panelWidth
+	l.bias = make([]float32, n*panelWidth)
+	copy(l.bias, bias)
+	l.panels = make([]float32, n*l.In*panelWidth)
+}
+
+// ProductT is a·bᵀ (a is [n, d], b [m, d]): attention's scores.
+func ProductT(a, b Matrix) Matrix {
+	if !Kernel || a.Cols == 0 {
+		out := New(a.Rows, b.Rows)
+		if a.Rows > 0 && b.Rows > 0 {
+			blas32.Gemm(blas.NoTrans, blas.Trans, 1, a.General(), b.General(), 0, out.General())
+		}
+		return out
+	}
+	return NewLinear(b, make([]float32, b.Rows)).Of(a)
+}
+
+// Product is a·b (a is [n, m], b [m, d]): attention's weighted values.
+func Product(a, b Matrix) Matrix {
+	if !Kernel || a.Cols == 0 {
+		out := New(a.Rows, b.Cols)
+		if a.Rows > 0 && b.Cols > 0 {
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, a.General(), b.General(), 0, out.General())
+		}
+		return out
+	}
+	// b's columns are the outputs: a panel is 16 of them, row after row.
+	l := &Linear{Out: b.Cols, In: b.Rows}
+	l.pad(nil)
+	for k := range b.Rows {
+		row := b.Row(k)
+		for p := 0; p*panelWidth < b.Cols; p++ {
+			copy(l.panels[(p*l.In+k)*panelWidth:][:panelWidth], row[p*panelWidth:min(len(row), (p+1)*panelWidth)])
+		}
+	}
+	return l.Of(a)
+}
+
+// parallelWork is the number of multiply-adds from which a product is
+// split between cores: below it, handing work to another core costs more
+// than it saves.
+const parallelWork = 1 << 22
+
+// Of is x·Wᵀ + b.
+func (l *Linear) Of(x Matrix) Matrix {
+	if x.Cols != l.In {
+		panic("mat: a product of mismatched shapes")
+	}
+	out := New(x.Rows, l.Out)
+	if x.Rows == 0 {
+		return out
+	}
+	if l.panels == nil {
+		for i := range out.Rows {
+			copy(out.Row(i), l.bias)
+		}
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x.General(), l.w.General(), 1, out.General())
+		return out
+	}
+	// The last rows, when fewer than a tile, are copied into a tile of
+	// their own padded with zeros, once for every panel.
+	full := x.Rows - x.Rows%tileRows
+	var tail []float32
+	if full < x.Rows {
+		tail = make([]float32, tileRows*l.In)
+		copy(tail, x.Data[full*l.In:])
+	}
+	panels := len(l.bias) / panelWidth
+	workers := min(runtime.GOMAXPROCS(0), panels, max(1, x.Rows*l.Out*l.In/parallelWork))
+	if workers == 1 {
+		l.panelsOf(x, tail, out, 0, panels)
+		return out
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { l.panelsOf(x, tail, out, w*panels/workers, (w+1)*panels/workers) })
+	}
+	wg.Wait()
+	return out
+}
+
+// panelsOf writes out's columns of panels from to to.
+func (l *Linear) panelsOf(x Matrix, tail []float32, out Matrix, from, to int) {
+	full := x.Rows - x.Rows%tileRows
+	var edge [tileRows * panelWidth]float32
+	for p := from; p < to; p++ {
+		b, bias := &l.panels[p*l.In*panelWidth], &l.bias[p*panelWidth]
+		col := p * panelWidth
+		cols := min(panelWidth, l.Out-col)
+		for i := 0; i < full; i += tileRows {
+			if cols == panelWidth {
+				tile6x16(&x.Data[i*l.In], l.In, b, l.In, bias, &out.Data[i*l.Out+col], l.Out)
+				continue
+			}
+			tile6x16(&x.Data[i*l.In], l.In, b, l.In, bias, &edge[0], panelWidth)
+			for r := range tileRows {
+				copy(out.Data[(i+r)*l.Out+col:][:cols], edge[r*panelWidth:])
+			}
+		}
+		if tail != nil {
+			tile6x16(&tail[0], l.In, b, l.In, bias, &edge[0], panelWidth)
+			for r := range x.Rows - full {
+				copy(out.Data[(full+r)*l.Out+col:][:cols], edge[r*panelWidth:])
+			}
+		}
+	}
+}
