@@ -496,15 +496,19 @@ type SearchRequestRole string
 type SearchResponse struct {
 	Facts   *[]FactMatch `json:"facts,omitempty"`
 	Results *[]struct {
-		Author    *string                 `json:"author,omitempty"`
-		Content   *string                 `json:"content,omitempty"`
-		EventId   *string                 `json:"event_id,omitempty"`
-		Metadata  *map[string]interface{} `json:"metadata,omitempty"`
-		Role      *string                 `json:"role,omitempty"`
-		Score     *float32                `json:"score,omitempty"`
-		Seq       *int                    `json:"seq,omitempty"`
-		SessionId *string                 `json:"session_id,omitempty"`
-		Signals   *map[string]struct {
+		Author   *string                 `json:"author,omitempty"`
+		Content  *string                 `json:"content,omitempty"`
+		EventId  *string                 `json:"event_id,omitempty"`
+		Metadata *map[string]interface{} `json:"metadata,omitempty"`
+		Role     *string                 `json:"role,omitempty"`
+
+		// Score How well the result answers the query. A hybrid index's is between 0 and 1: 0.7 × the share of the query's terms the result holds (times the square root of its keyword score against the best) + 0.3 × its similarity in meaning above the model's floor; a keyword or vector index's is its own search's score.
+		Score     *float32 `json:"score,omitempty"`
+		Seq       *int     `json:"seq,omitempty"`
+		SessionId *string  `json:"session_id,omitempty"`
+
+		// Signals With a hybrid index, what each search (keyword, vector) made of the result: its rank there and its own score (BM25, or cosine similarity).
+		Signals *map[string]struct {
 			Rank  int     `json:"rank"`
 			Score float32 `json:"score"`
 		} `json:"signals,omitempty"`

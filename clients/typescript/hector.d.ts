@@ -1020,9 +1020,11 @@ export interface components {
                     [key: string]: unknown;
                 };
                 role?: string;
+                /** @description How well the result answers the query. A hybrid index's is between 0 and 1: 0.7 × the share of the query's terms the result holds (times the square root of its keyword score against the best) + 0.3 × its similarity in meaning above the model's floor; a keyword or vector index's is its own search's score. */
                 score?: number;
                 seq?: number;
                 session_id?: string;
+                /** @description With a hybrid index, what each search (keyword, vector) made of the result: its rank there and its own score (BM25, or cosine similarity). */
                 signals?: {
                     [key: string]: {
                         rank: number;

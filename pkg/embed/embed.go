@@ -32,3 +32,20 @@ func Cosine(a, b []float32) float64 {
 	}
 	return dot / math.Sqrt(na*nb)
 }
+
+// Floored is an embedder that knows its model's similarity floor: the
+// cosine similarity under which a text and a query are unrelated. Each
+// model spreads unrelated pairs differently, so the floor is measured per
+// model (the built-in ones say how).
+type Floored interface {
+	SimilarityFloor() float64
+}
+
+// SimilarityFloor is e's floor, or 0 for a model whose floor is unknown
+// (an API's): then every neighbour counts.
+func SimilarityFloor(e Embedder) float64 {
+	if f, ok := e.(Floored); ok {
+		return f.SimilarityFloor()
+	}
+	return 0
+}

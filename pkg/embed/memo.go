@@ -66,3 +66,5 @@ func (m *memo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	}
 	return out, nil
 }
+
+func (m *memo) SimilarityFloor() float64 { return SimilarityFloor(m.Embedder) }

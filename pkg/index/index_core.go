@@ -59,6 +59,9 @@ type Index struct {
 	store    Store
 	local    *memoryStore // the store, when it is in process
 	embedder embed.Embedder
+	// similarityFloor: a vector-only neighbour less similar than this is
+	// not returned by a hybrid search (see fuse).
+	similarityFloor float64
 	// forgot: the owners forgotten while a rebuild runs (see forgetting).
 	forgotMu sync.Mutex
 	forgot   map[Owner]bool
@@ -104,10 +107,12 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		position = NewMemoryPosition()
 	}
 	o := newOptions(opts)
+	var floor float64
 	if e != nil {
+		floor = embed.SimilarityFloor(e)
 		e = tracedEmbedder{e}
 	}
-	x := &Index{kind: kind, store: store, embedder: e, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
+	x := &Index{kind: kind, store: store, embedder: e, similarityFloor: floor, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
 	x.local, _ = store.(*memoryStore)
 	x.leads.Store(x.local != nil) // the process always leads its own store
 	if o.background && kind == KindHybrid && o.sessions != nil {
@@ -186,7 +191,7 @@ func (x *Index) InProcess() bool { return x.local != nil }
 func (x *Index) fingerprint() string {
 	fp := []string{"hector", string(x.kind)}
 	if x.embedder != nil {
-		fp = append(fp, x.embedder.Fingerprint())
+		fp = append(fp, x.embedder.Fingerprint(), "authored") // see embeddedText
 	}
 	if x.kind != KindVector && x.tok.Stem {
 		fp = append(fp, "stemmed")
@@ -313,7 +318,7 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 			return err
 		})
 		if err = g.Wait(); err == nil {
-			resp.Results = fuse(keyword, vector, x.coverage(terms), want)
+			resp.Results = fuse(keyword, vector, x.coverage(terms), x.similarityFloor, want)
 		}
 	}
 	if err != nil {

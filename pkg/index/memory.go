@@ -27,8 +27,8 @@ func NewVector(e embed.Embedder, opts ...Option) (*Index, error) {
 }
 
 // NewHybrid returns a hybrid index (KindHybrid) held in the process:
-// keyword and vector candidates fused by reciprocal rank fusion, each
-// result's Signals saying which found it and at which rank.
+// keyword and vector candidates fused into one score (see fuse), each
+// result's Signals saying which found it, at which rank and score.
 func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 	return newInProcess(KindHybrid, e, opts)
 }

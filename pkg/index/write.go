@@ -208,7 +208,7 @@ func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool, refu
 	texts := make([]string, len(docs))
 	for i, d := range docs {
 		stored[i].Document = d
-		texts[i] = d.Text // a name in every one of a person's vectors would pull them all together
+		texts[i] = d.embeddedText()
 		if x.kind != KindVector {
 			stored[i].Terms = x.tok.Tokens(d.searchedText())
 		}

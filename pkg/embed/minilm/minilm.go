@@ -68,6 +68,12 @@ func New() (*Embedder, error) {
 func (e *Embedder) Dimensions() int     { return Dimensions }
 func (e *Embedder) Fingerprint() string { return Fingerprint }
 
+// SimilarityFloor: on LoCoMo's development half, 95% of the turns that
+// answer a question are more similar to it than 0.226, and hybrid search
+// keeps its hit@1 and recall@5 with every vector-only neighbour under 0.2
+// left out (see hector eval).
+func (e *Embedder) SimilarityFloor() float64 { return 0.2 }
+
 // batch is how many texts one pass of the network encodes together.
 const batch = 16
 

@@ -6,9 +6,8 @@
 //     Qdrant supply the inverse document frequency at query time;
 //   - vector: a dense vector "dense" from Hector's embedder (Qdrant
 //     vectorizes nothing), compared by cosine;
-//   - hybrid: both, searched in one Query API request that prefetches the
-//     best of each and fuses them server-side by reciprocal rank fusion,
-//     with the in-process index's constant.
+//   - hybrid: both, searched as two queries that Hector fuses as it does
+//     for every store.
 //
 // Isolation: every point carries its owner's key (a hash of app and user),
 // indexed as Qdrant's tenant field, and every query, scroll and delete
