@@ -24,6 +24,26 @@ import (
 var version = "dev"
 
 func main() {
+	root := newRoot()
+	// Traces go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT says where;
+	// without it this installs nothing.
+	stopTracing, err := telemetry.Start(context.Background(), "hector", version)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hector:", err)
+		os.Exit(1)
+	}
+	err = root.Execute()
+	flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	stopTracing(flush) // the spans not sent yet
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hector:", err)
+		os.Exit(1)
+	}
+}
+
+// newRoot is the command line: every command, with its flags.
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hector",
 		Short: "Memory for AI agents: sessions, state, artifacts, search and working memory",
@@ -46,21 +66,7 @@ for examples.`,
 			fmt.Printf("hector %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		},
 	})
-	// Traces go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT says where;
-	// without it this installs nothing.
-	stopTracing, err := telemetry.Start(context.Background(), "hector", version)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hector:", err)
-		os.Exit(1)
-	}
-	err = root.Execute()
-	flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	stopTracing(flush) // the spans not sent yet
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hector:", err)
-		os.Exit(1)
-	}
+	return root
 }
 
 // loadConfig reads --config, or returns the zero configuration, with

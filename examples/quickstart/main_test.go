@@ -9,23 +9,23 @@ import (
 	"testing"
 )
 
-// TestReadmeShowsThisProgram keeps README.md's SDK example compiling: the
-// README's quickstart block must be this file, to the byte.
-func TestReadmeShowsThisProgram(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsShowThisProgram keeps docs/sdk.md's example compiling: its
+// quickstart block must be this file, to the byte.
+func TestDocsShowThisProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/sdk.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	block := regexp.MustCompile("(?s)<!-- quickstart: examples/quickstart/main.go -->\n```go\n(.*?)```").FindSubmatch(readme)
 	if block == nil {
-		t.Fatal("README.md has no quickstart block (a ```go block after <!-- quickstart: examples/quickstart/main.go -->)")
+		t.Fatal("docs/sdk.md has no quickstart block (a ```go block after <!-- quickstart: examples/quickstart/main.go -->)")
 	}
 	source, err := os.ReadFile("main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(block[1], source) {
-		t.Error("README.md's quickstart block differs from examples/quickstart/main.go: copy main.go into the README")
+		t.Error("docs/sdk.md's quickstart block differs from examples/quickstart/main.go: copy main.go into it")
 	}
 }
 

@@ -13,17 +13,26 @@ import (
 
 // Config is a whole configuration file.
 type Config struct {
+	// Databases are the SQL databases the stores use, by name.
 	Databases map[string]Database `yaml:"databases"`
+	// Embedders turn text into vectors for the index and the facts, by name.
 	Embedders map[string]Embedder `yaml:"embedders"`
-	LLMs      map[string]LLM      `yaml:"llms"`
-	Agents    map[string]Agent    `yaml:"agents"`
-	Server    Server              `yaml:"server"`
+	// LLMs are chat models the agents and extraction call, by name.
+	LLMs map[string]LLM `yaml:"llms"`
+	// Agents are the agents the server hosts, by name.
+	Agents map[string]Agent `yaml:"agents"`
+	// Server is what hector serve (and the other commands) run.
+	Server Server `yaml:"server"`
 }
 
 // Database is a SQL database: driver sqlite (dsn: a file path) or postgres.
 type Database struct {
+	// Driver: sqlite, postgres or mysql.
 	Driver string `yaml:"driver"`
-	DSN    string `yaml:"dsn"`
+	// DSN: a file path for sqlite; a connection string for postgres
+	// ("host=… user=… dbname=…" or a postgres:// URL) and mysql
+	// ("user:pass@tcp(host:3306)/db").
+	DSN string `yaml:"dsn"`
 	// MaxConnections bounds the connections this process opens (default
 	// sqldb.DefaultMaxConnections for postgres and mysql, no bound for sqlite).
 	MaxConnections int `yaml:"max_connections"`
@@ -35,37 +44,53 @@ type Database struct {
 // server.index.embedder may name a built-in model (builtin, use-lite,
 // minilm, glove) without an entry here.
 type Embedder struct {
-	Type       string `yaml:"type"`
-	BaseURL    string `yaml:"base_url"`
-	Model      string `yaml:"model"`
-	Dimensions int    `yaml:"dimensions"`
+	// Type: builtin, hash, openai or ollama.
+	Type string `yaml:"type"`
+	// BaseURL is the API's address, for openai (up to /v1) and ollama.
+	BaseURL string `yaml:"base_url"`
+	// Model is the built-in model (use-lite, minilm, glove) or the API's.
+	Model string `yaml:"model"`
+	// Dimensions is the vectors' length: required for hash and the APIs'
+	// models, checked against a built-in model's own.
+	Dimensions int `yaml:"dimensions"`
 	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string `yaml:"api_key_env"`
-	BatchSize int    `yaml:"batch_size"`
+	// BatchSize is how many texts go in one request to an API (default 64).
+	BatchSize int `yaml:"batch_size"`
 }
 
 // LLM is an OpenAI-compatible chat-completions endpoint.
 type LLM struct {
-	BaseURL   string `yaml:"base_url"`
-	Model     string `yaml:"model"`
+	// BaseURL is the endpoint, up to /v1 (https://api.openai.com/v1, Ollama's http://localhost:11434/v1).
+	BaseURL string `yaml:"base_url"`
+	// Model is the model's name at that endpoint.
+	Model string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string `yaml:"api_key_env"`
 }
 
 // Agent is an agent the server hosts.
 type Agent struct {
-	App           string               `yaml:"app"` // default: the agent's name
-	LLM           string               `yaml:"llm"`
-	Instruction   string               `yaml:"instruction"`
+	// App is the app whose users' sessions the agent keeps (default: the agent's name).
+	App string `yaml:"app"`
+	// LLM names the llms entry the agent's turns call.
+	LLM string `yaml:"llm"`
+	// Instruction is the agent's system instruction.
+	Instruction string `yaml:"instruction"`
+	// WorkingMemory is the strategy that trims what the model sees of a
+	// session: all (the default), buffer_window, token_window or summary_buffer.
 	WorkingMemory workingmemory.Config `yaml:"working_memory"`
-	Search        Search               `yaml:"search"`
+	// Search gives the agent the search_memory tool.
+	Search Search `yaml:"search"`
 	// MaxSteps bounds model calls in one turn (default 8).
 	MaxSteps int `yaml:"max_steps"`
 	// ConcurrentRuns on one session: serialize (wait, the default) or reject (409).
 	ConcurrentRuns string `yaml:"concurrent_runs"`
 	// Summarizer writes summary_buffer's summaries: extractive (offline, the
 	// default) or llm (the agent's model).
-	Summarizer string     `yaml:"summarizer"`
-	Facts      AgentFacts `yaml:"facts"`
+	Summarizer string `yaml:"summarizer"`
+	// Facts gives the agent curated facts' tools.
+	Facts AgentFacts `yaml:"facts"`
 	// MemoryGateway, when set, is a remote memory searched before each run
 	// and given each completed turn (best effort). Off by default.
 	MemoryGateway *MemoryGateway `yaml:"memory_gateway"`
@@ -76,9 +101,12 @@ type Agent struct {
 // MCPServer is an MCP server whose tools an agent may call: a command over
 // stdio, or a Streamable HTTP url.
 type MCPServer struct {
-	Name    string   `yaml:"name"`
+	// Name prefixes the server's tools' names.
+	Name string `yaml:"name"`
+	// Command starts a server over stdio: the program and its arguments.
 	Command []string `yaml:"command"`
-	URL     string   `yaml:"url"`
+	// URL is a Streamable HTTP server's endpoint (instead of command).
+	URL string `yaml:"url"`
 	// HeadersEnv maps a header to the variable holding its value.
 	HeadersEnv map[string]string `yaml:"headers_env"`
 	// Cache keeps the tools' results for TTL (such as 5m), per app.
@@ -87,6 +115,7 @@ type MCPServer struct {
 
 // ToolCache configures a read-through cache of tool results.
 type ToolCache struct {
+	// TTL is how long a result is kept, a Go duration (5m, 1h).
 	TTL string `yaml:"ttl"`
 }
 
@@ -98,20 +127,29 @@ func (c ToolCache) TTLDuration() time.Duration {
 
 // MemoryGateway is a remote Memory Gateway.
 type MemoryGateway struct {
-	URL        string   `yaml:"url"`
-	UserKeyEnv string   `yaml:"user_key_env"` // the variable holding the key the gateway knows users by
-	AppID      string   `yaml:"app_id"`
-	ProjectID  string   `yaml:"project_id"`
-	Scope      []string `yaml:"scope"` // default: current_chat, all_user_memory
-	TopK       int      `yaml:"top_k"` // default 8
-	TimeoutMS  int      `yaml:"timeout_ms"`
+	// URL is the gateway's base URL.
+	URL string `yaml:"url"`
+	// UserKeyEnv names the variable holding the key the gateway knows users by.
+	UserKeyEnv string `yaml:"user_key_env"`
+	// AppID is passed to the gateway with every request.
+	AppID string `yaml:"app_id"`
+	// ProjectID is passed to the gateway with every request.
+	ProjectID string `yaml:"project_id"`
+	// Scope is what the gateway searches (default: current_chat, all_user_memory).
+	Scope []string `yaml:"scope"`
+	// TopK is how many memories a search asks for (0..100, default 8).
+	TopK int `yaml:"top_k"`
+	// TimeoutMS bounds each call, in milliseconds (default 5,000).
+	TimeoutMS int `yaml:"timeout_ms"`
 }
 
 // AgentFacts gives an agent the memory_store, memory_recall and
 // memory_forget tools over one scope of curated facts.
 type AgentFacts struct {
-	Enabled bool   `yaml:"enabled"`
-	Scope   string `yaml:"scope"` // app, user (default) or session
+	// Enabled gives the agent the tools.
+	Enabled bool `yaml:"enabled"`
+	// Scope is whose facts: app, user (the default) or session.
+	Scope string `yaml:"scope"`
 	// WritePolicy: auto (the agent may store and forget), approvers (only
 	// turns started by an approver credential may) or off (read only).
 	// Default: approvers when a credential is marked approver; else auto
@@ -126,28 +164,42 @@ type AgentFacts struct {
 
 // Search configures an agent's search_memory tool.
 type Search struct {
-	Enabled    bool `yaml:"enabled"`
-	MaxResults int  `yaml:"max_results"`
+	// Enabled gives the agent the tool.
+	Enabled bool `yaml:"enabled"`
+	// MaxResults is how many results a search returns at most (default 5).
+	MaxResults int `yaml:"max_results"`
 }
 
 // Server is the server section.
 type Server struct {
+	// Address is where the server listens, host:port. An address other
+	// than loopback needs auth configured.
 	Address string `yaml:"address"`
 	// AllowedHosts are host names (without a port) that a server listening
 	// on loopback answers to besides localhost and loopback addresses: a
 	// name in /etc/hosts, or the one a local reverse proxy passes on. Any
 	// other is refused, so that a web page whose name an attacker points at
 	// 127.0.0.1 (DNS rebinding) cannot reach the API.
-	AllowedHosts []string   `yaml:"allowed_hosts"`
-	DataDir      string     `yaml:"data_dir"`
-	Sessions     Sessions   `yaml:"sessions"`
-	Index        Index      `yaml:"index"`
-	Artifacts    Artifacts  `yaml:"artifacts"`
-	Auth         Auth       `yaml:"auth"`
-	Limits       Limits     `yaml:"limits"`
-	Facts        Facts      `yaml:"facts"`
-	Extraction   Extraction `yaml:"extraction"`
-	MCP          MCP        `yaml:"mcp"`
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// DataDir holds everything the process writes locally (--data-dir,
+	// else $HECTOR_DATA_DIR, else ./data).
+	DataDir string `yaml:"data_dir"`
+	// Sessions is the session service: the source of truth.
+	Sessions Sessions `yaml:"sessions"`
+	// Index is the search index derived from the sessions.
+	Index Index `yaml:"index"`
+	// Artifacts is where artifacts' versions are kept.
+	Artifacts Artifacts `yaml:"artifacts"`
+	// Auth is off when it lists no credential (loopback only).
+	Auth Auth `yaml:"auth"`
+	// Limits protect the server.
+	Limits Limits `yaml:"limits"`
+	// Facts is the curated facts' store.
+	Facts Facts `yaml:"facts"`
+	// Extraction learns facts from conversations with a model.
+	Extraction Extraction `yaml:"extraction"`
+	// MCP configures the MCP server (/mcp and hector mcp).
+	MCP MCP `yaml:"mcp"`
 }
 
 // MCP configures the MCP server (/mcp and hector mcp).
@@ -161,21 +213,28 @@ type MCP struct {
 // $HECTOR_FACTS_KEY (64 hex characters), or a key file the server creates
 // in the data directory.
 type Facts struct {
-	Backend            string   `yaml:"backend"`  // sql (the sessions' database) or inmemory
-	Database           string   `yaml:"database"` // default: the sessions'
-	MaxScopeChars      int      `yaml:"max_scope_chars"`
+	// Backend: sql (the sessions' database) or inmemory.
+	Backend string `yaml:"backend"`
+	// Database names the databases entry (default: the sessions').
+	Database string `yaml:"database"`
+	// MaxScopeChars bounds the characters of all values in one scope (default 4,000).
+	MaxScopeChars int `yaml:"max_scope_chars"`
+	// ReservedCategories may not be written (default: system).
 	ReservedCategories []string `yaml:"reserved_categories"`
 }
 
 // Extraction configures learning facts from conversations with a model
 // (POST …/sessions/{id}/memories:extract); off without an llm.
 type Extraction struct {
-	LLM string `yaml:"llm"` // an llms entry
-	// TokensPerHour and TokensPerDay bound each app's spending (defaults
-	// DefaultExtractionTokensPerHour and …PerDay).
+	// LLM names the llms entry that reads the conversations.
+	LLM string `yaml:"llm"`
+	// TokensPerHour bounds each app's spending in an hour (default
+	// DefaultExtractionTokensPerHour, 200,000).
 	TokensPerHour int `yaml:"tokens_per_hour"`
-	TokensPerDay  int `yaml:"tokens_per_day"`
-	Concurrency   int `yaml:"concurrency"` // calls at once (default 2)
+	// TokensPerDay bounds it in a day (default 2,000,000).
+	TokensPerDay int `yaml:"tokens_per_day"`
+	// Concurrency is how many calls run at once (default 2).
+	Concurrency int `yaml:"concurrency"`
 	// EveryTurns is how many of an agent's turns the background worker
 	// reads at once (default 4); a session quiet for two minutes is read
 	// sooner.
@@ -190,7 +249,10 @@ const (
 
 // Sessions chooses the session backend: inmemory, or sql on a named database.
 type Sessions struct {
-	Backend  string `yaml:"backend"`
+	// Backend: sql or inmemory (nothing kept past the process).
+	Backend string `yaml:"backend"`
+	// Database names the databases entry (default: the only one; with
+	// none, SQLite at data_dir/hector.db).
 	Database string `yaml:"database"`
 	// Cache keeps the events of this many recently read sessions in memory
 	// (0: none). A cached read still asks the database for the session's
@@ -200,8 +262,11 @@ type Sessions struct {
 
 // Index chooses the search index.
 type Index struct {
-	Type     index.Kind `yaml:"type"`     // keyword, vector or hybrid
-	Embedder string     `yaml:"embedder"` // for vector and hybrid
+	// Type: keyword, vector or hybrid.
+	Type index.Kind `yaml:"type"`
+	// Embedder names the embedders entry (or a built-in model) of a vector
+	// or hybrid index.
+	Embedder string `yaml:"embedder"`
 	// Store holds the index: in process (memory, the default; chromem for
 	// a vector or hybrid index's vectors in chromem-go collections, exact
 	// too and slower), or in an external engine every replica shares
@@ -224,7 +289,8 @@ type Index struct {
 	MaxVectorLag int `yaml:"max_vector_lag"`
 	// Persist keeps an in-process index in a snapshot under the data
 	// directory (default true).
-	Persist  *bool    `yaml:"persist"`
+	Persist *bool `yaml:"persist"`
+	// Qdrant, Weaviate, Postgres and Pinecone say where store's engine is.
 	Qdrant   Qdrant   `yaml:"qdrant"`
 	Weaviate Weaviate `yaml:"weaviate"`
 	Postgres Postgres `yaml:"postgres"`
@@ -233,21 +299,28 @@ type Index struct {
 
 // Pinecone is a Pinecone index, for vector indexes.
 type Pinecone struct {
-	Host      string `yaml:"host"` // the index's data-plane host, https://…pinecone.io
+	// Host is the index's data-plane host, https://…pinecone.io.
+	Host string `yaml:"host"`
+	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string `yaml:"api_key_env"`
 }
 
 // Postgres is a keyword index in the sessions' PostgreSQL database.
 type Postgres struct {
-	Table string `yaml:"table"` // default hector_search
+	// Table is the search table (default hector_search).
+	Table string `yaml:"table"`
 }
 
 // Weaviate is a Weaviate server.
 type Weaviate struct {
-	URL         string `yaml:"url"`          // its REST API, http(s)://host:port
-	GRPCAddress string `yaml:"grpc_address"` // host:port; batch writes go over gRPC when set
-	APIKeyEnv   string `yaml:"api_key_env"`
-	Collection  string `yaml:"collection"` // default HectorMemory
+	// URL is its REST API, http(s)://host:port.
+	URL string `yaml:"url"`
+	// GRPCAddress is host:port; batch writes go over gRPC when set.
+	GRPCAddress string `yaml:"grpc_address"`
+	// APIKeyEnv names the environment variable holding the API key.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Collection is the collection's name (default HectorMemory).
+	Collection string `yaml:"collection"`
 }
 
 // Stems reports whether keyword search stems English words: unless
@@ -259,25 +332,36 @@ func (i Index) External() bool { return indexStores[i.Store].external }
 
 // Qdrant is a Qdrant server.
 type Qdrant struct {
-	Host       string `yaml:"host"`
-	Port       int    `yaml:"port"`
-	APIKeyEnv  string `yaml:"api_key_env"`
-	TLS        bool   `yaml:"tls"`
+	// Host is the server's host name.
+	Host string `yaml:"host"`
+	// Port is its gRPC port (default 6334).
+	Port int `yaml:"port"`
+	// APIKeyEnv names the environment variable holding the API key.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// TLS connects over TLS.
+	TLS bool `yaml:"tls"`
+	// Collection is the alias searches use (default hector_memory).
 	Collection string `yaml:"collection"`
 }
 
 // Artifacts chooses the artifact store: filesystem, sql or inmemory.
 type Artifacts struct {
-	Backend   string `yaml:"backend"`
-	Database  string `yaml:"database"`
-	Dir       string `yaml:"dir"`
-	MaxSizeMB int    `yaml:"max_size_mb"`
+	// Backend: filesystem, sql or inmemory.
+	Backend string `yaml:"backend"`
+	// Database names the databases entry of sql (default: the sessions').
+	Database string `yaml:"database"`
+	// Dir is filesystem's directory (default data_dir/artifacts).
+	Dir string `yaml:"dir"`
+	// MaxSizeMB bounds one version's size, in MiB.
+	MaxSizeMB int `yaml:"max_size_mb"`
 }
 
 // Auth lists the credentials the server accepts.
 type Auth struct {
+	// APIKeys are the API keys the server accepts.
 	APIKeys []APIKey `yaml:"api_keys"`
-	JWT     *JWT     `yaml:"jwt"`
+	// JWT accepts bearer tokens.
+	JWT *JWT `yaml:"jwt"`
 	// SelfErasure lets a user's credential erase its own user
 	// (DELETE /v1/apps/{app}/users/{user}); otherwise only an app's or
 	// the admin's may.
@@ -287,13 +371,18 @@ type Auth struct {
 // APIKey is a key and what it may reach: role admin (everything), app (any
 // user of App) or user (App's User only).
 type APIKey struct {
+	// Name names the key in logs and receipts (never the key).
 	Name string `yaml:"name"`
-	// Key is the key itself, usually ${SOME_ENV_VAR}; or KeyEnv names the variable.
-	Key    string `yaml:"key"`
+	// Key is the key itself, usually ${SOME_ENV_VAR}.
+	Key string `yaml:"key"`
+	// KeyEnv names the variable holding the key, instead of key.
 	KeyEnv string `yaml:"key_env"`
-	Role   string `yaml:"role"`
-	App    string `yaml:"app"`
-	User   string `yaml:"user"`
+	// Role: admin (everything), app (any user of app) or user (app's user only).
+	Role string `yaml:"role"`
+	// App is the app an app or user key reaches.
+	App string `yaml:"app"`
+	// User is the user a user key reaches.
+	User string `yaml:"user"`
 	// Approver marks a credential whose turns may write facts under write_policy: approvers.
 	Approver bool `yaml:"approver"`
 }
@@ -301,16 +390,27 @@ type APIKey struct {
 // JWT accepts bearer tokens signed with an HS256 secret or an RS256 key.
 // The subject is the user; the app comes from the "app" claim or App.
 type JWT struct {
+	// HS256SecretEnv names the variable holding an HS256 secret.
 	HS256SecretEnv string `yaml:"hs256_secret_env"`
-	RS256PublicKey string `yaml:"rs256_public_key"` // PEM
-	Issuer         string `yaml:"issuer"`
-	Audience       string `yaml:"audience"`
-	App            string `yaml:"app"`
+	// RS256PublicKey is an RS256 public key, PEM.
+	RS256PublicKey string `yaml:"rs256_public_key"`
+	// Issuer, when set, must be the tokens' iss (an https:// URL), and is
+	// named to MCP clients as the authorization server.
+	Issuer string `yaml:"issuer"`
+	// Audience, when set, must be among the tokens' aud.
+	Audience string `yaml:"audience"`
+	// App is the app of tokens with no app claim.
+	App string `yaml:"app"`
 }
 
 // Limits protect the server.
 type Limits struct {
-	MaxBodyMB         int     `yaml:"max_body_mb"`
+	// MaxBodyMB bounds a request's body, in MiB (artifacts and imports
+	// stream past it).
+	MaxBodyMB int `yaml:"max_body_mb"`
+	// RequestsPerSecond limits each credential's requests when auth is
+	// on, and failed authentications per client address.
 	RequestsPerSecond float64 `yaml:"requests_per_second"`
-	Burst             int     `yaml:"burst"`
+	// Burst is how many requests may come at once above that rate.
+	Burst int `yaml:"burst"`
 }

@@ -33,15 +33,22 @@ type Strategy interface {
 //	working_memory: {type: token_window, max_tokens: 4000}
 //	working_memory: {type: summary_buffer, max_messages: 50, summary_threshold: 30}
 type Config struct {
-	Type             string `yaml:"type" json:"type"`
-	MaxMessages      int    `yaml:"max_messages,omitempty" json:"max_messages,omitempty"`
-	MaxTokens        int    `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
-	SummaryThreshold int    `yaml:"summary_threshold,omitempty" json:"summary_threshold,omitempty"`
+	// Type: all, buffer_window, token_window or summary_buffer.
+	Type string `yaml:"type" json:"type"`
+	// MaxMessages is what buffer_window keeps, and what summary_buffer
+	// keeps before summarizing (defaults 20 and 50).
+	MaxMessages int `yaml:"max_messages,omitempty" json:"max_messages,omitempty"`
+	// MaxTokens is token_window's budget (default 4,000).
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// SummaryThreshold is how many events make summary_buffer summarize
+	// (default 30).
+	SummaryThreshold int `yaml:"summary_threshold,omitempty" json:"summary_threshold,omitempty"`
 	// KeepRecent is how many of the newest events a summary leaves out
 	// (default: half of summary_threshold).
 	KeepRecent int `yaml:"keep_recent,omitempty" json:"keep_recent,omitempty"`
 	// Model picks the token encoding (see EncodingForModel); Encoding overrides it.
-	Model    string `yaml:"model,omitempty" json:"model,omitempty"`
+	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	// Encoding is a tiktoken encoding: cl100k_base, o200k_base, ….
 	Encoding string `yaml:"encoding,omitempty" json:"encoding,omitempty"`
 }
 
