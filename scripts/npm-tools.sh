@@ -7,7 +7,7 @@
 npm_tools="@modelcontextprotocol/inspector@2.12.0 openapi-typescript@7.13.0 typescript@5.9.3"
 
 install_npm_tools() {
-  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/hector/npm-tools-$(echo "$npm_tools" | cksum | cut -d' ' -f1)"
+  local dir="${HECTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hector}/npm-tools-$(echo "$npm_tools" | cksum | cut -d' ' -f1)"
   local bin="$dir/node_modules/.bin"
   if [ ! -x "$bin/tsc" ]; then
     if ! command -v npm >/dev/null; then

@@ -1,5 +1,5 @@
 # Sourced by scripts/test: builds the Weaviate server from the Go module
-# proxy once (about 3 minutes; the binary is kept in a cache directory and
+# proxy once (about 11 minutes on a fresh 2-core machine; the binary is kept in a cache directory and
 # reused), starts a throwaway instance on loopback with its data in a temp
 # dir, and exports HECTOR_TEST_WEAVIATE_ADDR for the tests.
 
