@@ -19,17 +19,17 @@ type Document struct {
 	Text      string
 }
 
-// Extraction says which events become documents. The zero value indexes
+// Include says which events become documents. The zero value indexes
 // the text of every message (user, assistant, system), not what tools
 // returned nor summaries.
-type Extraction struct {
+type Include struct {
 	ToolResults bool // also index what tools returned
 	Summaries   bool // also index summary events
 }
 
 // documentOf returns the document an event becomes, or false when it has
 // nothing to index.
-func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, bool) {
+func (x Include) documentOf(sessionID string, ev *session.Event) (Document, bool) {
 	if ev.Message == nil || (ev.IsSummary() && !x.Summaries) {
 		return Document{}, false
 	}
@@ -54,7 +54,7 @@ func (x Extraction) documentOf(sessionID string, ev *session.Event) (Document, b
 }
 
 // documentsOf returns the documents a session's events become.
-func documentsOf(x Extraction, sessionID string, events session.Events) []Document {
+func documentsOf(x Include, sessionID string, events session.Events) []Document {
 	var docs []Document
 	for ev := range events.All() {
 		if doc, ok := x.documentOf(sessionID, ev); ok {

@@ -45,7 +45,7 @@ func (x *Index) CatchUp(ctx context.Context, sessions session.Service) (err erro
 		return fmt.Errorf("index: reading the change feed: %w", err)
 	}
 	deletions := slices.DeleteFunc(resp.Changes, func(ch session.Change) bool { return ch.Kind != session.ChangeSessionDeleted })
-	return applyChanges(ctx, x.opts.extract, deletions, &storeTarget{x: x, w: x.store})
+	return applyChanges(ctx, x.opts.include, deletions, &storeTarget{x: x, w: x.store})
 }
 
 // follow applies the change feed from the index's cursor: to its head, or,
@@ -83,7 +83,7 @@ func (x *Index) follow(ctx context.Context, sessions session.Service, handle ses
 		if len(resp.Changes) == 0 {
 			return nil
 		}
-		if err := applyChanges(ctx, x.opts.extract, resp.Changes, target); err != nil {
+		if err := applyChanges(ctx, x.opts.include, resp.Changes, target); err != nil {
 			return err
 		}
 		if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
@@ -115,7 +115,7 @@ func (x *Index) applyHandle(ctx context.Context, s session.Session, cursor int64
 	}
 	var docs []Document
 	for i := first; i < events.Len(); i++ {
-		if doc, ok := x.opts.extract.documentOf(s.ID(), events.At(i)); ok {
+		if doc, ok := x.opts.include.documentOf(s.ID(), events.At(i)); ok {
 			docs = append(docs, doc)
 		}
 	}
@@ -143,7 +143,7 @@ const progressEvery = 5 * time.Second
 
 // applyChanges applies a page of the change feed to target, a session's
 // run of appends at a time.
-func applyChanges(ctx context.Context, x Extraction, changes []session.Change, target changeTarget) error {
+func applyChanges(ctx context.Context, x Include, changes []session.Change, target changeTarget) error {
 	for i := 0; i < len(changes); {
 		ch := changes[i]
 		o := Owner{ch.AppName, ch.UserID}

@@ -10,7 +10,7 @@ import (
 type Option func(*options)
 
 type options struct {
-	extract      Extraction
+	include      Include
 	snapshotPath string
 	sessions     session.Service
 	logger       *slog.Logger
@@ -22,8 +22,8 @@ type options struct {
 	vectorsAt    Position
 }
 
-// WithExtraction chooses which events are indexed (default: the text of every message, not tool results nor summaries).
-func WithExtraction(x Extraction) Option { return func(o *options) { o.extract = x } }
+// WithInclude chooses which events are indexed (default: the text of every message, not tool results nor summaries).
+func WithInclude(x Include) Option { return func(o *options) { o.include = x } }
 
 // WithSnapshot persists an index in process to a snapshot file at path,
 // with how far along the change feed it is: loaded by Start, written by

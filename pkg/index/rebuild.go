@@ -30,17 +30,17 @@ func WithRebuildProgress(ctx context.Context, fn func(Progress)) context.Context
 // state), counting what it reads and reporting progress as it goes. Every
 // index type rebuilds through it.
 type replay struct {
-	extract  Extraction
+	include  Include
 	target   changeTarget
 	progress Progress
 	reportTo func(Progress)
 }
 
-func newReplay(ctx context.Context, x Extraction, target changeTarget, reportTo func(Progress)) *replay {
+func newReplay(ctx context.Context, x Include, target changeTarget, reportTo func(Progress)) *replay {
 	if fn, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
 		reportTo = fn
 	}
-	return &replay{extract: x, target: target, reportTo: reportTo}
+	return &replay{include: x, target: target, reportTo: reportTo}
 }
 
 func (r *replay) addSession(ctx context.Context, o Owner, sessionID string, docs []Document) error {
@@ -84,7 +84,7 @@ func (r *replay) user(ctx context.Context, sessions session.Service, o Owner) er
 			}
 			events := resp.Session.Events()
 			r.progress.Events += events.Len()
-			if err := r.addSession(ctx, o, listed.ID(), documentsOf(r.extract, listed.ID(), events)); err != nil {
+			if err := r.addSession(ctx, o, listed.ID(), documentsOf(r.include, listed.ID(), events)); err != nil {
 				return err
 			}
 			r.progress.Sessions++
@@ -128,7 +128,7 @@ func (r *replay) feed(ctx context.Context, sessions session.Service, appName str
 			}
 		}
 		r.progress.Events += len(changes)
-		if err := applyChanges(ctx, r.extract, changes, r); err != nil {
+		if err := applyChanges(ctx, r.include, changes, r); err != nil {
 			return 0, err
 		}
 		cursor = resp.Cursor
@@ -201,7 +201,7 @@ func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error 
 	}
 	// With background vectors the rebuild writes terms, which is quick, and
 	// the lane embeds everything again from the start of the feed.
-	r := newReplay(ctx, x.opts.extract, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
+	r := newReplay(ctx, x.opts.include, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
 	cursor, err := r.feed(ctx, sessions, "")
 	if err == nil {
 		err = b.Commit(ctx)
@@ -239,7 +239,7 @@ func (x *Index) rebuildScope(ctx context.Context, sessions session.Service, appN
 		}
 	}
 	t := &storeTarget{x: x, w: x.store, kept: map[Owner]map[[2]string]bool{}}
-	r := newReplay(ctx, x.opts.extract, t, x.opts.progress)
+	r := newReplay(ctx, x.opts.include, t, x.opts.progress)
 	// Sessions as they are now, not the feed: replaying the feed into the
 	// live collection would show deleted sessions again for a while.
 	for _, o := range owners {

@@ -64,7 +64,7 @@ func (x *Index) writeNewest(ctx context.Context, s session.Session) error {
 		i := events.Len()
 		for i > first && len(docs) < want {
 			i--
-			if doc, ok := x.opts.extract.documentOf(s.ID(), events.At(i)); ok {
+			if doc, ok := x.opts.include.documentOf(s.ID(), events.At(i)); ok {
 				docs = append(docs, doc)
 			}
 		}

@@ -365,7 +365,7 @@ func testWhatIsIndexed(t *testing.T, newIndex Factory) {
 	if got := contents(search(t, plain, "app", "u", "zurich tornado recap", 10)); len(got) != 3 {
 		t.Errorf("by default, indexed %q; want every text message (system, user, agent), not tool results or summaries", got)
 	}
-	all := newIndex(t, index.WithExtraction(index.Extraction{ToolResults: true, Summaries: true}))
+	all := newIndex(t, index.WithInclude(index.Include{ToolResults: true, Summaries: true}))
 	if err := all.Index(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}

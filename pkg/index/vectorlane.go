@@ -205,7 +205,7 @@ func (x *Index) embedBehind(ctx context.Context) (bool, error) {
 	var batch vectorBatch
 	// Deletions are the keyword follower's, which has applied them: the
 	// lane stays behind it.
-	if err := applyChanges(ctx, x.opts.extract, changes, &batch); err != nil {
+	if err := applyChanges(ctx, x.opts.include, changes, &batch); err != nil {
 		return false, err
 	}
 	if err := x.writeVectors(ctx, batch); err != nil {
