@@ -359,7 +359,7 @@ func TestSummarizerFailureDoesNotFailTheTurn(t *testing.T) {
 }
 
 func factsTools(t *testing.T, policy string) *facts.Tools {
-	svc, err := facts.NewInMemory(bytes.Repeat([]byte{1}, 32))
+	svc, err := facts.NewInMemoryService(bytes.Repeat([]byte{1}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

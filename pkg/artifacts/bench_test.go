@@ -17,7 +17,7 @@ var benchStores = []struct {
 	name string
 	open func(b *testing.B) artifacts.Service
 }{
-	{"inmemory", func(b *testing.B) artifacts.Service { return artifacts.NewInMemory() }},
+	{"inmemory", func(b *testing.B) artifacts.Service { return artifacts.NewInMemoryService() }},
 	{"sqlite", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(sqldbtest.SQLite(b))) }},
 	{"postgres", func(b *testing.B) artifacts.Service { return must(artifacts.NewSQL(sqldbtest.Postgres(b))) }},
 	{"filesystem", func(b *testing.B) artifacts.Service { return must(artifacts.NewFilesystem(b.TempDir())) }},

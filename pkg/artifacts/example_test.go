@@ -9,7 +9,7 @@ import (
 
 // A session's artifacts through a handle: each save is a new version.
 func ExampleNewHandle() {
-	h := artifacts.NewHandle(context.Background(), artifacts.NewInMemory(), "app", "alice", "trip")
+	h := artifacts.NewHandle(context.Background(), artifacts.NewInMemoryService(), "app", "alice", "trip")
 	for _, plan := range []string{"Day 1: Alfama", "Day 1: Alfama\nDay 2: Belém"} {
 		if _, err := h.Save(&artifacts.Artifact{Name: "plan.txt", MimeType: "text/plain", Data: []byte(plan)}); err != nil {
 			panic(err)

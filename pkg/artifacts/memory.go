@@ -28,9 +28,9 @@ type memoryStore struct {
 	versions map[memKey][]memVersion
 }
 
-// NewInMemory returns a Service that keeps artifacts in memory, for tests
+// NewInMemoryService returns a Service that keeps artifacts in memory, for tests
 // and short-lived agents.
-func NewInMemory(opts ...Option) Service {
+func NewInMemoryService(opts ...Option) Service {
 	return &memoryStore{options: newOptions(opts), versions: make(map[memKey][]memVersion)}
 }
 

@@ -109,7 +109,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	switch srv.Sessions.Backend {
 	case "inmemory":
 		s.Sessions = session.NewInMemoryService()
-		s.Receipts = erase.NewMemoryReceipts()
+		s.Receipts = erase.NewInMemoryReceipts()
 	default:
 		db, err := s.db(cfg, srv.Sessions.Database)
 		if err != nil {
@@ -136,7 +136,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 	var err error
 	switch srv.Artifacts.Backend {
 	case "inmemory":
-		s.Artifacts = artifacts.NewInMemory(maxSize)
+		s.Artifacts = artifacts.NewInMemoryService(maxSize)
 	case "sql":
 		db, err := s.db(cfg, srv.Artifacts.Database)
 		if err != nil {
@@ -186,7 +186,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		if err != nil {
 			return err
 		}
-	} else if s.Facts, err = facts.NewInMemory(key, factsOpts...); err != nil {
+	} else if s.Facts, err = facts.NewInMemoryService(key, factsOpts...); err != nil {
 		return err
 	}
 	if x := srv.Extraction; x.LLM != "" {
@@ -314,7 +314,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 	if err != nil {
 		return nil, err
 	}
-	pos := index.NewMemoryPosition()
+	pos := index.NewInMemoryPosition()
 	if cfg.Server.Sessions.Backend == "sql" {
 		db, err := s.db(cfg, cfg.Server.Sessions.Database)
 		if err != nil {

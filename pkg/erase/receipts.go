@@ -22,8 +22,8 @@ type Receipts interface {
 	Running(ctx context.Context) ([]*Receipt, error)
 }
 
-// NewMemoryReceipts keeps receipts in the process.
-func NewMemoryReceipts() Receipts { return &memoryReceipts{m: map[[2]string]Receipt{}} }
+// NewInMemoryReceipts keeps receipts in the process.
+func NewInMemoryReceipts() Receipts { return &memoryReceipts{m: map[[2]string]Receipt{}} }
 
 type memoryReceipts struct {
 	mu sync.Mutex

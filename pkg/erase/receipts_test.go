@@ -14,7 +14,7 @@ import (
 // A receipt is kept as it was made, per user, the latest replacing the
 // one before; in memory and in each SQL database.
 func TestReceiptsAreKept(t *testing.T) {
-	stores := map[string]func(t *testing.T) erase.Receipts{"memory": func(*testing.T) erase.Receipts { return erase.NewMemoryReceipts() }}
+	stores := map[string]func(t *testing.T) erase.Receipts{"memory": func(*testing.T) erase.Receipts { return erase.NewInMemoryReceipts() }}
 	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL} {
 		stores[name] = func(t *testing.T) erase.Receipts {
 			r, err := erase.NewSQLReceipts(open(t))

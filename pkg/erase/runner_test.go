@@ -16,7 +16,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // An ID no store takes is refused before anything is recorded, so no
 // receipt is left running that no start could finish.
 func TestRunnerRefusesBadIDsBeforeRecording(t *testing.T) {
-	receipts := NewMemoryReceipts()
+	receipts := NewInMemoryReceipts()
 	called := false
 	r := NewRunner(receipts, func(context.Context, string, string, string, *Receipt) (*Receipt, error) {
 		called = true
@@ -39,7 +39,7 @@ func TestRunnerRefusesBadIDsBeforeRecording(t *testing.T) {
 // goes on; meanwhile the user is held and others are not; asking again
 // joins the same erasure.
 func TestRunnerAnswersBeforeALongErasureEnds(t *testing.T) {
-	receipts := NewMemoryReceipts()
+	receipts := NewInMemoryReceipts()
 	release := make(chan struct{})
 	var runs atomic.Int32
 	r := NewRunner(receipts, func(_ context.Context, app, user, by string, _ *Receipt) (*Receipt, error) {
@@ -74,7 +74,7 @@ func TestRunnerAnswersBeforeALongErasureEnds(t *testing.T) {
 // Another replica's running erasure holds the user here too: the receipt
 // is what replicas share.
 func TestRunnerHoldsWhatAnotherReplicaErases(t *testing.T) {
-	receipts := NewMemoryReceipts()
+	receipts := NewInMemoryReceipts()
 	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
 	r := NewRunner(receipts, nil, quiet)
 	if err := r.Held(t.Context(), "app", "alice"); !errors.Is(err, ErrInProgress) {
@@ -85,7 +85,7 @@ func TestRunnerHoldsWhatAnotherReplicaErases(t *testing.T) {
 // A resume that fails is retried in the background and reported by
 // Failing until it succeeds; it never returns the failure to the start.
 func TestRunnerRetriesAFailedResume(t *testing.T) {
-	receipts := NewMemoryReceipts()
+	receipts := NewInMemoryReceipts()
 	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
 	fail := make(chan bool)
 	r := NewRunner(receipts, func(_ context.Context, app, user, by string, from *Receipt) (*Receipt, error) {
@@ -132,7 +132,7 @@ func (c *countingReceipts) Latest(ctx context.Context, app, user string) (*Recei
 // another replica's erasure holds the user within a look or two, and a
 // user nobody erases costs no read.
 func TestAWatchHoldsWithoutAReadPerWrite(t *testing.T) {
-	receipts := &countingReceipts{Receipts: NewMemoryReceipts()}
+	receipts := &countingReceipts{Receipts: NewInMemoryReceipts()}
 	r := NewRunner(receipts, nil, quiet)
 	go r.Watch(t.Context())
 	receipts.Put(t.Context(), &Receipt{AppName: "app", UserID: "alice", State: StateRunning})
@@ -163,7 +163,7 @@ func TestAWatchHoldsWithoutAReadPerWrite(t *testing.T) {
 // An erasure that ends here lets the user's writes go at once, whatever
 // the last look at the receipts saw.
 func TestAnErasureEndedHereLetsWritesGoAtOnce(t *testing.T) {
-	receipts := NewMemoryReceipts()
+	receipts := NewInMemoryReceipts()
 	release := make(chan struct{})
 	r := NewRunner(receipts, func(_ context.Context, app, user, by string, _ *Receipt) (*Receipt, error) {
 		rec := &Receipt{AppName: app, UserID: user, State: StateRunning}

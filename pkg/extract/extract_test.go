@@ -52,7 +52,7 @@ func newFixture(t testing.TB, svc *facts.Service, budget extract.Budget, msgs []
 		clock: &clock{now: time.Date(2026, 5, 1, 10, 30, 0, 0, time.UTC)}}
 	if f.facts == nil {
 		var err error
-		if f.facts, err = facts.NewInMemory(key); err != nil {
+		if f.facts, err = facts.NewInMemoryService(key); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -360,7 +360,7 @@ func testIsolation(t *testing.T, svc *facts.Service) {
 func TestPromptShowsTheRelatedFacts(t *testing.T) {
 	policy := facts.DefaultPolicy()
 	policy.MaxScopeChars = 100_000
-	svc, err := facts.NewInMemory(key, facts.WithPolicy(policy))
+	svc, err := facts.NewInMemoryService(key, facts.WithPolicy(policy))
 	if err != nil {
 		t.Fatal(err)
 	}

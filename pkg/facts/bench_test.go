@@ -46,7 +46,7 @@ func benchConsolidation(b *testing.B, n int, backend string, meaning bool) {
 	var svc *Service
 	var err error
 	if backend == "memory" {
-		svc, err = NewInMemory(key, opts...)
+		svc, err = NewInMemoryService(key, opts...)
 	} else {
 		svc, err = NewSQL(b.Context(), sqldbtest.SQLite(b), key, opts...)
 	}

@@ -14,7 +14,7 @@ import (
 func ExampleService_Store() {
 	key := make([]byte, 32) // keep it: the facts cannot be read without it
 	rand.Read(key)
-	svc, err := facts.NewInMemory(key)
+	svc, err := facts.NewInMemoryService(key)
 	if err != nil {
 		panic(err)
 	}

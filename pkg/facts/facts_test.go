@@ -25,7 +25,7 @@ var testKey = bytes.Repeat([]byte{7}, 32)
 
 func TestInMemory(t *testing.T) {
 	factstest.Run(t, func(t *testing.T, opts ...facts.Option) *facts.Service {
-		s, err := facts.NewInMemory(testKey, opts...)
+		s, err := facts.NewInMemoryService(testKey, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

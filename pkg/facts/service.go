@@ -48,8 +48,8 @@ func WithEmbedder(e embed.Embedder) Option { return func(s *Service) { s.embedde
 // WithClock replaces time.Now, for tests of expiry.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
-// NewInMemory returns a Service that keeps facts in memory (still sealed).
-func NewInMemory(key []byte, opts ...Option) (*Service, error) {
+// NewInMemoryService returns a Service that keeps facts in memory (still sealed).
+func NewInMemoryService(key []byte, opts ...Option) (*Service, error) {
 	return newService(context.Background(), newMemoryStorage(), key, opts)
 }
 

@@ -27,7 +27,7 @@ func byName(tools []tool.Tool) map[string]tool.Tool {
 }
 
 func TestToolsScopeAndRefusals(t *testing.T) {
-	svc, err := facts.NewInMemory(testKey)
+	svc, err := facts.NewInMemoryService(testKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ type Index struct {
 
 // New returns an index of kind keyword, vector or hybrid held in store
 // (vector and hybrid need an embedder), its feed cursor kept by position
-// (NewMemoryPosition when nil). It does no I/O: Start, and every call,
+// (NewInMemoryPosition when nil). It does no I/O: Start, and every call,
 // reaches the store. With WithSessions it follows that service's change
 // feed: CatchUp applies it, which a server calls periodically and after
 // deleting a session, and Index catches up to the appended events.
@@ -104,7 +104,7 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		return nil, fmt.Errorf("%w: an index needs a store", ErrInvalidArgument)
 	}
 	if position == nil {
-		position = NewMemoryPosition()
+		position = NewInMemoryPosition()
 	}
 	o := newOptions(opts)
 	var floor float64
@@ -121,7 +121,7 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		case x.local != nil:
 			at = memoryCursor{x.local, true}
 		case at == nil:
-			at = NewMemoryPosition()
+			at = NewInMemoryPosition()
 		}
 		x.lane = newVectorLane(at, o.vectorLag)
 	}

@@ -77,7 +77,7 @@ func WithBackgroundVectors(maxLag int) Option {
 }
 
 // WithVectorPosition keeps how far along the change feed an external
-// index's background vectors are (NewMemoryPosition when not given; an
+// index's background vectors are (NewInMemoryPosition when not given; an
 // index in process keeps it in its snapshot). Its lease is not used: the
 // process that leads the index's own position embeds.
 func WithVectorPosition(p Position) Option { return func(o *options) { o.vectorsAt = p } }

@@ -24,9 +24,9 @@ type Position interface {
 	Close() error
 }
 
-// NewMemoryPosition keeps the cursor in this process, which always leads:
+// NewInMemoryPosition keeps the cursor in this process, which always leads:
 // for an external index that only this process uses (and for tests).
-func NewMemoryPosition() Position { return &memoryPosition{} }
+func NewInMemoryPosition() Position { return &memoryPosition{} }
 
 type memoryPosition struct {
 	mu     sync.Mutex

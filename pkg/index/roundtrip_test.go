@@ -86,7 +86,7 @@ func TestAnAppendCostsOneRoundTripBeyondTheWrite(t *testing.T) {
 				ctx := t.Context()
 				sessions := session.NewInMemoryService()
 				store := &countingStore{Store: &memoryStore{vectors: flatStore{}, shards: map[Owner]*memoryShard{}}, calls: map[string]int{}}
-				idx, err := New(kind, store, hash, follower{NewMemoryPosition(), leads}, WithSessions(sessions))
+				idx, err := New(kind, store, hash, follower{NewInMemoryPosition(), leads}, WithSessions(sessions))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +156,7 @@ func TestAReplicaThatDoesNotLeadAppliesDeletions(t *testing.T) {
 	ctx := t.Context()
 	sessions := session.NewInMemoryService()
 	store := &countingStore{Store: &memoryStore{vectors: flatStore{}, shards: map[Owner]*memoryShard{}}, calls: map[string]int{}}
-	idx, err := New(KindKeyword, store, nil, follower{NewMemoryPosition(), false}, WithSessions(sessions))
+	idx, err := New(KindKeyword, store, nil, follower{NewInMemoryPosition(), false}, WithSessions(sessions))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func newMemory(t *testing.T) *memory {
 	}
 	key := make([]byte, 32)
 	rand.Read(key)
-	fs, err := facts.NewInMemory(key)
+	fs, err := facts.NewInMemoryService(key)
 	if err != nil {
 		t.Fatal(err)
 	}
