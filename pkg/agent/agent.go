@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/hectormem/hector/pkg/facts"
-	"github.com/hectormem/hector/pkg/factsearch"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
@@ -106,9 +106,9 @@ func New(cfg Config, model *llm.Client, sessions session.Service, idx index.Serv
 		if idx == nil {
 			return nil, fmt.Errorf("agent %s: search is enabled but there is no index", cfg.Name)
 		}
-		t := &index.SearchMemoryTool{Index: idx, MaxResults: cfg.MaxResults}
+		t := &recall.SearchMemoryTool{Memory: recall.Memory{Index: idx}, MaxResults: cfg.MaxResults}
 		if cfg.Facts != nil {
-			t.Facts = factsearch.Finder(cfg.Facts.Facts, cfg.Facts.ScopeOf)
+			t.Memory.Facts, t.FactScope = cfg.Facts.Facts, cfg.Facts.ScopeOf
 		}
 		r.tools[t.Name()] = t
 	}

@@ -351,6 +351,12 @@ func TestBrowser(t *testing.T) {
 	b.screenshot("fact-history")
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/facts"))
 	b.screenshot("facts")
+	// A search shows the facts that match above the past messages.
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/alice/search"), chromedp.SendKeys("#q", "which editor", chromedp.ByQuery),
+		chromedp.Click(`form[role="search"] button`, chromedp.ByQuery), chromedp.WaitVisible("ul.facts a.hit", chromedp.ByQuery))
+	if got := b.text("ul.facts a.hit"); !strings.Contains(got, "editor") || !strings.Contains(got, "helix") {
+		t.Errorf("the search shows the fact %q, want editor: helix", got)
+	}
 	b.run(chromedp.Navigate(hs.URL + "/ui/apps/a/users/alice/state"))
 	b.screenshot("state")
 

@@ -296,7 +296,11 @@ func (h searchHit) Signals() string {
 	var parts []string
 	for _, kind := range []index.Kind{index.KindKeyword, index.KindVector} {
 		if s, ok := h.SearchResult.Signals[string(kind)]; ok {
-			parts = append(parts, fmt.Sprintf("%s rank %d", kind, s.Rank))
+			own := "score"
+			if kind == index.KindVector {
+				own = "similarity"
+			}
+			parts = append(parts, fmt.Sprintf("%s rank %d (%s %.2f)", kind, s.Rank, own, s.Score))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -312,7 +316,8 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 	data := map[string]any{"Title": o.User + " · search", "Owner": o, "Tab": "search", "Query": q}
 	if q != "" {
 		var out struct {
-			Results []searchHit `json:"results"`
+			Results []searchHit   `json:"results"`
+			Facts   []facts.Match `json:"facts"`
 		}
 		status, body := c.call(req, "POST", o.api()+"/memory:search", map[string]any{"query": q, "limit": 20})
 		if status != http.StatusOK {
@@ -320,7 +325,7 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		json.Unmarshal(body, &out)
-		data["Results"] = out.Results
+		data["Results"], data["Facts"] = out.Results, out.Facts
 		data["Searched"] = true
 	}
 	c.render(req, http.StatusOK, "search", data)

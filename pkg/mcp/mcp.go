@@ -22,7 +22,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/facts"
-	"github.com/hectormem/hector/pkg/factsearch"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/tool"
@@ -79,11 +79,7 @@ func NewServer(svcs Services, who Who) *sdk.Server {
 	h := &handlers{svcs: svcs, who: who}
 	var tools []tool.Tool
 	if svcs.Index != nil {
-		search := &index.SearchMemoryTool{Index: svcs.Index, MaxResults: 10}
-		if svcs.Facts != nil {
-			search.Facts = factsearch.Finder(svcs.Facts, func(inv tool.Invocation) facts.Scope { return facts.UserScope(inv.AppName, inv.UserID) })
-		}
-		tools = append(tools, search)
+		tools = append(tools, &recall.SearchMemoryTool{Memory: recall.Memory{Index: svcs.Index, Facts: svcs.Facts}, MaxResults: 10})
 	}
 	if svcs.Facts != nil {
 		tools = append(tools, facts.Tools{Facts: svcs.Facts, Scope: facts.ScopeUser, WritePolicy: svcs.WritePolicy, As: facts.Source{By: "mcp"}}.List()...)

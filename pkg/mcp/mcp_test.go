@@ -16,6 +16,7 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/mcp"
 	"github.com/hectormem/hector/pkg/session"
 )
@@ -121,7 +122,7 @@ func TestToolsAndResources(t *testing.T) {
 	}
 
 	// search_memory: what the index answers for alice.
-	var found struct{ Results []index.MemoryHit }
+	var found struct{ Results []recall.MemoryHit }
 	call(t, cs, "search_memory", map[string]any{"query": "lighthouse"}, &found)
 	direct, err := m.svcs.Index.Search(ctx, &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "alice", Limit: 10})
 	if err != nil {
@@ -233,8 +234,8 @@ func TestIsolation(t *testing.T) {
 	m := newMemory(t)
 	bob := connect(t, m.svcs, mcp.Identity{App: "app", User: "bob"})
 	var found struct {
-		Results []index.MemoryHit
-		Facts   []index.FactHit
+		Results []recall.MemoryHit
+		Facts   []recall.FactHit
 	}
 	call(t, bob, "search_memory", map[string]any{"query": "alice lighthouse cat"}, &found)
 	if len(found.Facts) != 1 || found.Facts[0].Value != "bob's cat" {
@@ -444,7 +445,7 @@ func TestRecordThenRecall(t *testing.T) {
 	if msg := call(t, alice, "record_messages", turn, &rec); msg != "" || rec.Created || rec.LastSeq != 3 {
 		t.Fatalf("the next turn: %s %+v", msg, rec)
 	}
-	var found struct{ Results []index.MemoryHit }
+	var found struct{ Results []recall.MemoryHit }
 	call(t, alice, "search_memory", map[string]any{"query": "Ines Coimbra sister"}, &found)
 	if len(found.Results) == 0 || !strings.Contains(found.Results[0].Content, "Coimbra") || found.Results[0].SessionID != "desktop-1" {
 		t.Errorf("searching what was recorded: %+v", found)

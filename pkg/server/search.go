@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/internal/timearg"
-	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/recall"
 )
 
 func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
@@ -44,32 +44,19 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	start := time.Now()
 	// The scope is the path's, which auth has checked: the body cannot widen it.
-	resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: r.PathValue("app"), UserID: r.PathValue("user"),
-		Limit: req.Limit, Filter: filter, RecencyHalfLife: halfLife})
+	req2 := recall.Request{Query: req.Query, App: r.PathValue("app"), User: r.PathValue("user"), Limit: req.Limit,
+		Filter: filter, RecencyHalfLife: halfLife, AsOf: asOf}
+	if !req.FullContent {
+		req2.Snippet = snippetChars
+	}
+	found, err := recall.Memory{Index: s.svcs.Index, Facts: s.svcs.Facts}.Recall(r.Context(), req2)
 	if err != nil {
 		return err
 	}
 	s.metrics.searchLatency.Observe(time.Since(start).Seconds())
-	results := make([]searchHit, len(resp.Results))
-	for i, r := range resp.Results {
-		results[i].SearchResult = r
-		if !req.FullContent {
-			results[i].Content = index.Snippet(r.Content, req.Query, snippetChars)
-			results[i].Truncated = results[i].Content != r.Content
-		}
-	}
-	out := map[string]any{"results": results}
-	// The user's curated facts that match, current (or as of as_of); a
-	// filter on sessions, authors or times is no fact's.
-	if s.svcs.Facts != nil && filter.IsZero() {
-		matches, err := s.svcs.Facts.Search(r.Context(), userFacts(r), req.Query, max(req.Limit, index.DefaultToolResults), asOf)
-		if err != nil {
-			return err
-		}
-		if matches == nil {
-			matches = []facts.Match{}
-		}
-		out["facts"] = matches
+	out := map[string]any{"results": found.Messages}
+	if found.Facts != nil {
+		out["facts"] = found.Facts
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -78,13 +65,6 @@ func (s *Server) searchMemory(w http.ResponseWriter, r *http.Request) error {
 // snippetChars bounds a result's content unless full_content asks for
 // it whole: a search over a 1 MB message need not answer 1 MB.
 const snippetChars = 1000
-
-// searchHit is a search result as the API answers it.
-type searchHit struct {
-	index.SearchResult
-	// Truncated: Content is a snippet around the query's words.
-	Truncated bool `json:"truncated,omitempty"`
-}
 
 // rebuildState is the latest rebuild started through the API.
 type rebuildState struct {

@@ -1,4 +1,4 @@
-package index_test
+package recall_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/tool"
 )
@@ -30,7 +31,7 @@ func TestSearchMemoryTool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := &index.SearchMemoryTool{Index: idx}
+	st := &recall.SearchMemoryTool{Memory: recall.Memory{Index: idx}}
 	if st.Name() != "search_memory" || !strings.Contains(st.Description(), "past conversations") || !strings.Contains(st.Description(), "names") {
 		t.Errorf("tool is %q: %q", st.Name(), st.Description())
 	}
@@ -44,16 +45,16 @@ func TestSearchMemoryTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits := out.(*index.SearchMemoryResult).Results
-	if len(hits) != index.DefaultToolResults {
-		t.Errorf("%d results, want the default %d", len(hits), index.DefaultToolResults)
+	hits := out.(*recall.SearchMemoryResult).Results
+	if len(hits) != recall.DefaultToolResults {
+		t.Errorf("%d results, want the default %d", len(hits), recall.DefaultToolResults)
 	}
 	for _, h := range hits {
 		if !strings.HasPrefix(h.Content, "alice's") {
 			t.Errorf("alice's search returned %q", h.Content[:20])
 		}
-		if n := len([]rune(h.Content)); n > index.DefaultToolContentLen+1 || !strings.HasSuffix(h.Content, "…") {
-			t.Errorf("content of %d characters, not trimmed to %d", n, index.DefaultToolContentLen)
+		if n := len([]rune(h.Content)); n > recall.DefaultToolContentLen+1 || !strings.HasSuffix(h.Content, "…") {
+			t.Errorf("content of %d characters, not trimmed to %d", n, recall.DefaultToolContentLen)
 		}
 		if h.SessionID == "" || h.EventID == "" || h.Author != "user" || h.Score <= 0 {
 			t.Errorf("hit without provenance: %+v", h)
@@ -65,10 +66,10 @@ func TestSearchMemoryTool(t *testing.T) {
 			t.Errorf("Call(%s): no error", args)
 		}
 	}
-	small := &index.SearchMemoryTool{Index: idx, MaxResults: 2, MaxContent: 10}
+	small := &recall.SearchMemoryTool{Memory: recall.Memory{Index: idx}, MaxResults: 2, MaxContent: 10}
 	out, _ = small.Call(t.Context(), tool.Invocation{AppName: "app", UserID: "bob"}, json.RawMessage(`{"query":"garden"}`))
 	// The snippet is around the words the model asked for, not the message's start.
-	if hits := out.(*index.SearchMemoryResult).Results; len(hits) != 2 || !strings.Contains(hits[0].Content, "garden") || utf8.RuneCountInString(hits[0].Content) > 12 {
+	if hits := out.(*recall.SearchMemoryResult).Results; len(hits) != 2 || !strings.Contains(hits[0].Content, "garden") || utf8.RuneCountInString(hits[0].Content) > 12 {
 		t.Errorf("MaxResults 2, MaxContent 10: %+v", hits)
 	}
 }
@@ -103,7 +104,7 @@ func TestSearchMemoryToolFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := &index.SearchMemoryTool{Index: idx}
+	st := &recall.SearchMemoryTool{Memory: recall.Memory{Index: idx}}
 	alice := tool.Invocation{AppName: "app", UserID: "alice"}
 	found := func(args string) []string {
 		t.Helper()
@@ -112,7 +113,7 @@ func TestSearchMemoryToolFilters(t *testing.T) {
 			t.Fatalf("Call(%s): %v", args, err)
 		}
 		var ids []string
-		for _, h := range out.(*index.SearchMemoryResult).Results {
+		for _, h := range out.(*recall.SearchMemoryResult).Results {
 			ids = append(ids, h.EventID)
 		}
 		return ids
