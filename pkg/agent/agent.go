@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/hectormem/hector/pkg/facts"
-	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/llm"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/state"
 	"github.com/hectormem/hector/pkg/telemetry"

@@ -9,7 +9,9 @@ import (
 )
 
 func TestInMemory(t *testing.T) {
-	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service { return artifacts.NewInMemoryService(opts...) })
+	artifactstest.Run(t, func(t *testing.T, opts ...artifacts.Option) artifacts.Service {
+		return artifacts.NewInMemoryService(opts...)
+	})
 }
 
 func TestSQLite(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/facts"
-	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/tool"
 )

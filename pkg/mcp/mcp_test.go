@@ -16,8 +16,8 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
 	"github.com/hectormem/hector/pkg/index"
-	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/mcp"
+	"github.com/hectormem/hector/pkg/recall"
 	"github.com/hectormem/hector/pkg/session"
 )
 
