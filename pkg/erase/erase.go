@@ -188,60 +188,98 @@ func (e *erasure) count(store string) *Count {
 	return &e.r.Stores[len(e.r.Stores)-1]
 }
 
-// remove removes the user from every store, counting what it removes.
-func (e *erasure) remove(ctx context.Context) error {
+// store is one store's part of a person, as an erasure reaches it.
+type store struct {
+	name string
+	// forget removes what the store holds of the user, saying how much.
+	forget func(ctx context.Context) (int, error)
+	// left counts what the store still holds of the user; nil for a store
+	// that cannot be asked, which verification forgets again instead (what
+	// that finds is left, and removed).
+	left func(ctx context.Context) (int, error)
+	// first: removed before the sessions go, and verified last. The index
+	// counts a user's documents before deleting their sessions clears
+	// them, and its follower may write what the feed held meanwhile.
+	first bool
+}
+
+// stores are the stores of svcs besides the sessions themselves: every
+// store an erasure removes the user from and verifies, in one list.
+func (e *erasure) stores() []store {
 	svcs, app, user := e.svcs, e.app, e.user
-	// Every document of theirs in the index, whichever session it came
-	// from (one of a session deleted long ago that a missed tombstone left
-	// behind, say), counted before deleting their sessions clears them.
+	var out []store
 	if svcs.Index != nil {
-		n, err := svcs.Index.Forget(ctx, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreIndex).Removed += n
-		if err := e.record(); err != nil {
-			return err
-		}
+		// Every document of theirs, whichever session it came from (one of
+		// a session deleted long ago that a missed tombstone left behind).
+		out = append(out, store{name: StoreIndex, first: true,
+			forget: func(ctx context.Context) (int, error) { return svcs.Index.Forget(ctx, app, user) }})
+	}
+	if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
+		// The change feed's tombstones name the deleted sessions, for the
+		// index, which has forgotten them.
+		out = append(out, store{name: StoreFeed, forget: func(ctx context.Context) (int, error) {
+			n, err := feed.EraseTombstones(ctx, app, user)
+			if err != nil {
+				return 0, fmt.Errorf("erasing the change feed's tombstones: %w", err)
+			}
+			return n, nil
+		}})
 	}
 	if svcs.Sessions != nil {
+		out = append(out, store{name: StoreUserState,
+			forget: func(ctx context.Context) (int, error) { return eraseUserState(ctx, svcs.Sessions, app, user) },
+			left: func(ctx context.Context) (int, error) {
+				st, err := svcs.Sessions.UserState(ctx, app, user)
+				return len(st), err
+			}})
+	}
+	if svcs.Artifacts != nil {
+		out = append(out, store{name: StoreArtifacts,
+			forget: func(ctx context.Context) (int, error) { return eraseUserArtifacts(ctx, svcs.Artifacts, app, user) },
+			left: func(ctx context.Context) (int, error) {
+				names, err := userArtifacts(ctx, svcs.Artifacts, app, user)
+				return len(names), err
+			}})
+	}
+	if svcs.Facts != nil {
+		out = append(out, store{name: StoreFacts,
+			forget: func(ctx context.Context) (int, error) { return svcs.Facts.ForgetUser(ctx, app, user) }})
+	}
+	for _, c := range svcs.Caches {
+		out = append(out, store{name: c.Name(),
+			forget: func(context.Context) (int, error) { return c.ForgetUser(app, user), nil }})
+	}
+	return out
+}
+
+// remove removes the user from every store, counting what it removes.
+func (e *erasure) remove(ctx context.Context) error {
+	stores := e.stores()
+	forget := func(first bool) error {
+		for _, s := range stores {
+			if s.first != first {
+				continue
+			}
+			n, err := s.forget(ctx)
+			if err != nil {
+				return err
+			}
+			e.count(s.name).Removed += n
+			if err := e.record(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := forget(true); err != nil {
+		return err
+	}
+	if e.svcs.Sessions != nil {
 		if err := e.removeSessions(ctx); err != nil {
 			return err
 		}
-		// The change feed's tombstones name the deleted sessions, for the
-		// index, which has forgotten them above.
-		if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
-			n, err := feed.EraseTombstones(ctx, app, user)
-			if err != nil {
-				return fmt.Errorf("erasing the change feed's tombstones: %w", err)
-			}
-			e.count(StoreFeed).Removed += n
-		}
-		// The user's own state.
-		n, err := eraseUserState(ctx, svcs.Sessions, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreUserState).Removed += n
 	}
-	if svcs.Artifacts != nil {
-		n, err := eraseUserArtifacts(ctx, svcs.Artifacts, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreArtifacts).Removed += n
-	}
-	if svcs.Facts != nil {
-		n, err := svcs.Facts.ForgetUser(ctx, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreFacts).Removed += n
-	}
-	for _, c := range svcs.Caches {
-		e.count(c.Name()).Removed += c.ForgetUser(app, user)
-	}
-	return e.record()
+	return forget(false)
 }
 
 // removeSessions deletes the user's sessions, and through their delete
@@ -275,64 +313,41 @@ func (e *erasure) removeSessions(ctx context.Context) error {
 	return e.record()
 }
 
-// found notes what the verification found in a store it asks by
-// forgetting again: left, and removed too.
-func (e *erasure) found(store string, n int) {
-	c := e.count(store)
-	c.Left, c.Removed = n, c.Removed+n
-}
-
 // verify asks every store again, and says whether none holds anything of
 // the user. Forgetting again where a store cannot be asked removes what it
 // finds, which the next round would remove anyway.
 func (e *erasure) verify(ctx context.Context) error {
-	svcs, app, user := e.svcs, e.app, e.user
 	for i := range e.r.Stores {
 		e.r.Stores[i].Left = 0
 	}
-	if svcs.Sessions != nil {
-		left, err := session.IDs(ctx, svcs.Sessions, app, user)
+	if e.svcs.Sessions != nil {
+		left, err := session.IDs(ctx, e.svcs.Sessions, e.app, e.user)
 		if err != nil {
 			return err
 		}
 		e.count(StoreSessions).Left = len(left)
-		if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
-			n, err := feed.EraseTombstones(ctx, app, user)
+	}
+	stores := e.stores()
+	for _, first := range []bool{false, true} {
+		for _, s := range stores {
+			if s.first != first {
+				continue
+			}
+			c := e.count(s.name)
+			if s.left != nil {
+				n, err := s.left(ctx)
+				if err != nil {
+					return err
+				}
+				c.Left = n
+				continue
+			}
+			n, err := s.forget(ctx)
 			if err != nil {
 				return err
 			}
-			e.found(StoreFeed, n)
+			c.Left, c.Removed = n, c.Removed+n
 		}
-		st, err := svcs.Sessions.UserState(ctx, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreUserState).Left = len(st)
-	}
-	if svcs.Artifacts != nil {
-		names, err := userArtifacts(ctx, svcs.Artifacts, app, user)
-		if err != nil {
-			return err
-		}
-		e.count(StoreArtifacts).Left = len(names)
-	}
-	if svcs.Facts != nil {
-		n, err := svcs.Facts.ForgetUser(ctx, app, user)
-		if err != nil {
-			return err
-		}
-		e.found(StoreFacts, n)
-	}
-	for _, c := range svcs.Caches {
-		e.found(c.Name(), c.ForgetUser(app, user))
-	}
-	if svcs.Index != nil {
-		// What the follower wrote from the feed meanwhile.
-		n, err := svcs.Index.Forget(ctx, app, user)
-		if err != nil {
-			return err
-		}
-		e.found(StoreIndex, n)
 	}
 	e.r.Verified = true
 	for _, c := range e.r.Stores {
