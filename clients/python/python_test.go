@@ -62,11 +62,58 @@ func TestPythonClient(t *testing.T) {
 			t.Fatalf("hector serve did not become ready:\n%s", raw)
 		}
 	}
+	// With the tools scripts/test installs, pytest runs them; without,
+	// the standard library's unittest does.
 	run := exec.Command(python, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
+	if tools := os.Getenv(ToolsEnv); tools != "" {
+		run = exec.Command(filepath.Join(tools, "pytest"), "-q", "-p", "no:cacheprovider", "tests")
+	}
 	run.Env = append(os.Environ(), "HECTOR_TEST_URL="+url, "HECTOR_TEST_ADMIN_KEY="+admin, "HECTOR_TEST_ALICE_KEY="+alice, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := run.CombinedOutput()
-	t.Logf("python3 -m unittest:\n%s", out)
+	t.Logf("%s:\n%s", run.Args[0], out)
 	if err != nil {
 		t.Fatalf("the Python tests failed: %v", err)
+	}
+}
+
+// ToolsEnv names the variable holding the bin directory of a Python
+// environment with pytest, mypy, setuptools and wheel (scripts/test makes it).
+const ToolsEnv = "HECTOR_TEST_PYTHON_TOOLS"
+
+func pythonTools(t *testing.T) string {
+	tools := os.Getenv(ToolsEnv)
+	if tools == "" {
+		t.Skip(ToolsEnv + " is not set: scripts/test installs pytest, mypy, setuptools and wheel from the Python package index")
+	}
+	return tools
+}
+
+// The client type-checks under mypy --strict.
+func TestPythonClientTypes(t *testing.T) {
+	tools := pythonTools(t)
+	out, err := exec.Command(filepath.Join(tools, "mypy"), "--strict", "--cache-dir", filepath.Join(t.TempDir(), "mypy"), "hector").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mypy --strict hector: %v\n%s", err, out)
+	}
+}
+
+// pip install ./clients/python installs a client that imports and knows
+// the server's operations; the checkout is left as it was.
+func TestPythonClientInstalls(t *testing.T) {
+	tools := pythonTools(t)
+	src, target := filepath.Join(t.TempDir(), "src"), filepath.Join(t.TempDir(), "site")
+	if err := os.CopyFS(src, os.DirFS(".")); err != nil {
+		t.Fatal(err)
+	}
+	// The environment's setuptools builds it: nothing is fetched.
+	install := exec.Command(filepath.Join(tools, "pip"), "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-build-isolation", "--target", target, src)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	check := exec.Command(filepath.Join(tools, "python"), "-c", "import hector; c = hector.Client('http://127.0.0.1:1'); print(c.search_memory.__name__)")
+	check.Env = append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
+	check.Dir = t.TempDir() // not the source: the installed copy
+	if out, err := check.CombinedOutput(); err != nil || string(out) != "search_memory\n" {
+		t.Fatalf("the installed client: %v\n%s", err, out)
 	}
 }

@@ -18,7 +18,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Any, Iterable, Iterator, Mapping, Optional, TypedDict, Union
+from typing import IO, Any, Iterable, Iterator, Mapping, Optional, TypedDict, Union, cast
 
 __all__ = ["Client", "HectorError", "Session", "Event", "Fact", "SearchResult", "text_message"]
 
@@ -92,6 +92,14 @@ def text_message(role: str, text: str) -> JSON:
     return {"role": role, "parts": [{"type": "text", "text": text}]}
 
 
+def _object(raw: bytes) -> JSON:
+    """The JSON object a successful answer holds."""
+    value = json.loads(raw) if raw else {}
+    if not isinstance(value, dict):
+        raise ValueError(f"the server answered {type(value).__name__}, not a JSON object")
+    return value
+
+
 def _refusal(err: urllib.error.HTTPError) -> HectorError:
     raw = err.read()
     try:
@@ -144,9 +152,9 @@ class Client:
         with self._open(method, path, query, body, data, content_type, headers) as resp:
             return resp.read(), resp.headers
 
-    def _json(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None) -> Any:
+    def _json(self, method: str, path: str, query: Optional[Mapping[str, Any]] = None, body: Any = None) -> JSON:
         raw, _ = self._send(method, path, query, body)
-        return json.loads(raw) if raw else None
+        return _object(raw)
 
     @staticmethod
     def _user(app: str, user: str) -> str:
@@ -204,7 +212,7 @@ class Client:
             body["title"] = title
         if state:
             body["state"] = dict(state)
-        return self._json("POST", self._user(app, user) + "/sessions", body=body)
+        return cast("Session", self._json("POST", self._user(app, user) + "/sessions", body=body))
 
     def list_sessions(self, app: str, user: str, page_size: Optional[int] = None, page_token: Optional[str] = None,
                       order: Optional[str] = None) -> JSON:
@@ -213,14 +221,14 @@ class Client:
 
     def update_session(self, app: str, user: str, id: str, title: str) -> Session:
         """Names a session ("" removes its title)."""
-        return self._json("PATCH", f"{self._user(app, user)}/sessions/{_q(id)}", body={"title": title})
+        return cast("Session", self._json("PATCH", f"{self._user(app, user)}/sessions/{_q(id)}", body={"title": title}))
 
     def get_session(self, app: str, user: str, id: str, recent: Optional[int] = None, after: Optional[str] = None,
                     before_seq: Optional[int] = None) -> Session:
         """Reads a session: recent keeps the newest events, after those after
         an RFC 3339 time, before_seq those before a sequence number (to page
         back, pass the first seq of the page before)."""
-        return self._json("GET", f"{self._user(app, user)}/sessions/{_q(id)}", {"recent": recent, "after": after, "before_seq": before_seq})
+        return cast("Session", self._json("GET", f"{self._user(app, user)}/sessions/{_q(id)}", {"recent": recent, "after": after, "before_seq": before_seq}))
 
     def delete_session(self, app: str, user: str, id: str) -> None:
         self._send("DELETE", f"{self._user(app, user)}/sessions/{_q(id)}")
@@ -242,7 +250,7 @@ class Client:
             body.setdefault("actions", {})["state_delta"] = dict(state_delta)
         if expected_seq is not None:
             body["expected_seq"] = expected_seq
-        return self._json("POST", f"{self._user(app, user)}/sessions/{_q(id)}/events", body=body)
+        return cast("Event", self._json("POST", f"{self._user(app, user)}/sessions/{_q(id)}/events", body=body))
 
     def get_context(self, app: str, user: str, id: str, working_memory: Optional[Mapping[str, Any]] = None,
                     agent: Optional[str] = None) -> JSON:
@@ -262,18 +270,18 @@ class Client:
     # -- state ---------------------------------------------------------------
 
     def get_app_state(self, app: str) -> JSON:
-        return self._json("GET", f"/v1/apps/{_q(app)}/state")["state"]
+        return cast("JSON", self._json("GET", f"/v1/apps/{_q(app)}/state")["state"])
 
     def update_app_state(self, app: str, delta: Mapping[str, Any]) -> JSON:
         """Sets app: keys (None deletes one) and returns the app's state."""
-        return self._json("PATCH", f"/v1/apps/{_q(app)}/state", body={"state": dict(delta)})["state"]
+        return cast("JSON", self._json("PATCH", f"/v1/apps/{_q(app)}/state", body={"state": dict(delta)})["state"])
 
     def get_user_state(self, app: str, user: str) -> JSON:
-        return self._json("GET", self._user(app, user) + "/state")["state"]
+        return cast("JSON", self._json("GET", self._user(app, user) + "/state")["state"])
 
     def update_user_state(self, app: str, user: str, delta: Mapping[str, Any]) -> JSON:
         """Sets user: keys (None deletes one) and returns the user's state."""
-        return self._json("PATCH", self._user(app, user) + "/state", body={"state": dict(delta)})["state"]
+        return cast("JSON", self._json("PATCH", self._user(app, user) + "/state", body={"state": dict(delta)})["state"])
 
     # -- artifacts -----------------------------------------------------------
 
@@ -287,7 +295,7 @@ class Client:
         headers = {"X-Hector-Metadata": json.dumps(dict(metadata))} if metadata else None
         raw, _ = self._send("PUT", self._artifact(app, user, id, name), data=content,
                             content_type=content_type or "application/octet-stream", headers=headers)
-        return json.loads(raw)
+        return _object(raw)
 
     def load_artifact(self, app: str, user: str, id: str, name: str, version: Optional[int] = None) -> tuple[bytes, str]:
         """Returns a version's content (the latest without version) and its type."""
@@ -323,20 +331,20 @@ class Client:
             body["tags"] = list(tags)
         if ttl_seconds is not None:
             body["ttl_seconds"] = ttl_seconds
-        return self._json("POST", self._user(app, user) + "/facts", body=body)
+        return cast("Fact", self._json("POST", self._user(app, user) + "/facts", body=body))
 
     def list_facts(self, app: str, user: str, prefix: Optional[str] = None, category: Optional[str] = None,
                    as_of: Optional[str] = None) -> list[Fact]:
-        return self._json("GET", self._user(app, user) + "/facts", {"prefix": prefix, "category": category, "as_of": as_of})["facts"]
+        return cast("list[Fact]", self._json("GET", self._user(app, user) + "/facts", {"prefix": prefix, "category": category, "as_of": as_of})["facts"])
 
     def recall_fact(self, app: str, user: str, key: str, as_of: Optional[str] = None) -> Fact:
-        return self._json("GET", f"{self._user(app, user)}/facts/{urllib.parse.quote(key, safe='/')}", {"as_of": as_of})
+        return cast("Fact", self._json("GET", f"{self._user(app, user)}/facts/{urllib.parse.quote(key, safe='/')}", {"as_of": as_of}))
 
     def fact_history(self, app: str, user: str, key: str) -> list[Fact]:
-        return self._json("GET", self._user(app, user) + "/facts:history", {"key": key})["versions"]
+        return cast("list[Fact]", self._json("GET", self._user(app, user) + "/facts:history", {"key": key})["versions"])
 
     def invalidate_fact(self, app: str, user: str, key: str) -> Fact:
-        return self._json("POST", self._user(app, user) + "/facts:invalidate", body={"key": key})
+        return cast("Fact", self._json("POST", self._user(app, user) + "/facts:invalidate", body={"key": key}))
 
     def delete_fact(self, app: str, user: str, key: str) -> None:
         self._send("DELETE", f"{self._user(app, user)}/facts/{urllib.parse.quote(key, safe='/')}")
@@ -364,7 +372,7 @@ class Client:
     def import_user(self, app: str, user: str, archive: Union[bytes, IO[bytes]]) -> JSON:
         """Restores a user from an archive export_user made."""
         raw, _ = self._send("POST", self._user(app, user) + "/import", data=archive, content_type="application/x-tar")
-        return json.loads(raw)
+        return _object(raw)
 
     # -- agents and the Memory Gateway ---------------------------------------
 
