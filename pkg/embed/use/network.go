@@ -21,23 +21,17 @@ type network struct {
 	embeddings    mat.Matrix // [pieces, 256]
 	invTimescales []float32  // 128: positions are sin and cos of position × these
 	layers        [2]layer
-	tanhW         mat.Matrix // [512, 512]
-	tanhB         []float32
+	tanh          *mat.Linear // 512 → 512
 }
 
 type layer struct {
 	norm1Scale, norm1Bias []float32
-	qkv                   mat.Matrix // [d, 3d]: queries, keys, values
-	qkvB                  []float32
-	out                   mat.Matrix // [d, 512]
-	outB                  []float32
-	residual              mat.Matrix // [d, 512] when d differs from 512 (the first layer)
-	residualB             []float32
+	qkv                   *mat.Linear // d → 3d: queries, keys, values
+	out                   *mat.Linear // d → 512
+	residual              *mat.Linear // d → 512 when d differs from 512 (the first layer)
 	norm2Scale, norm2Bias []float32
-	ffn1                  mat.Matrix // [512, 1536]
-	ffn1B                 []float32
-	ffn2                  mat.Matrix // [1536, 512]
-	ffn2B                 []float32
+	ffn1                  *mat.Linear // 512 → 1536
+	ffn2                  *mat.Linear // 1536 → 512
 	heads                 int
 	scale                 float32 // of the queries: 1/sqrt(head width)
 }
@@ -61,21 +55,26 @@ func newNetwork(t []Tensor) (*network, error) {
 		i++
 		return m
 	}
+	// dense is the next weights, kept [in, out], and the bias after them.
+	dense := func(in, out int) *mat.Linear {
+		w := take(in, out)
+		return mat.NewLinearT(w, take(out).Data)
+	}
 	n := &network{embeddings: take(8002, 256), invTimescales: take(128).Data}
 	for li, d := range []int{256, 512} {
 		l := &n.layers[li]
 		l.heads, l.scale = heads, float32(1/math.Sqrt(float64(d/heads)))
 		l.norm1Scale, l.norm1Bias = take(d).Data, take(d).Data
-		l.qkv, l.qkvB = take(d, 3*d), take(3*d).Data
-		l.out, l.outB = take(d, 512), take(512).Data
+		l.qkv = dense(d, 3*d)
+		l.out = dense(d, 512)
 		if li == 0 { // its input is narrower than its output: the residual is projected
-			l.residual, l.residualB = take(d, 512), take(512).Data
+			l.residual = dense(d, 512)
 		}
 		l.norm2Scale, l.norm2Bias = take(512).Data, take(512).Data
-		l.ffn1, l.ffn1B = take(512, 1536), take(1536).Data
-		l.ffn2, l.ffn2B = take(1536, 512), take(512).Data
+		l.ffn1 = dense(512, 1536)
+		l.ffn2 = dense(1536, 512)
 	}
-	n.tanhW, n.tanhB = take(512, 512), take(512).Data
+	n.tanh = dense(512, 512)
 	return n, err
 }
 
@@ -110,7 +109,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 		}
 	}
 	// Each text's mean over its pieces (none: zeros), then the tanh layer.
-	pooled := mat.New(len(texts), n.tanhW.Rows)
+	pooled := mat.New(len(texts), n.tanh.In)
 	for i, sp := range spans {
 		mean := pooled.Row(i)
 		for t := sp.from; t < sp.to; t++ {
@@ -122,7 +121,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 			mean[j] /= float32(max(sp.to-sp.from, 1))
 		}
 	}
-	out := pooled.Times(n.tanhW, n.tanhB, false)
+	out := n.tanh.Of(pooled)
 	vectors := make([][]float32, len(texts))
 	for i := range vectors {
 		v := out.Row(i)
@@ -147,7 +146,7 @@ type span struct{ from, to int }
 func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
 	d := x.Cols
 	width := d / l.heads
-	qkv := normalised(x, l.norm1Scale, l.norm1Bias).Times(l.qkv, l.qkvB, false)
+	qkv := l.qkv.Of(normalised(x, l.norm1Scale, l.norm1Bias))
 	attended := mat.New(x.Rows, d)
 	for _, sp := range spans {
 		n := sp.to - sp.from
@@ -165,17 +164,17 @@ func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
 			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, scores.General(), v, 0, out.Columns(h*width, width))
 		}
 	}
-	y := attended.Times(l.out, l.outB, false)
+	y := l.out.Of(attended)
 	residual := x
-	if l.residual.Data != nil {
-		residual = x.Times(l.residual, l.residualB, false)
+	if l.residual != nil {
+		residual = l.residual.Of(x)
 	}
 	y.Add(residual)
-	hidden := normalised(y, l.norm2Scale, l.norm2Bias).Times(l.ffn1, l.ffn1B, false)
+	hidden := l.ffn1.Of(normalised(y, l.norm2Scale, l.norm2Bias))
 	for i, h := range hidden.Data {
 		hidden.Data[i] = max(h, 0)
 	}
-	y.Add(hidden.Times(l.ffn2, l.ffn2B, false))
+	y.Add(l.ffn2.Of(hidden))
 	return y
 }
 

@@ -30,7 +30,8 @@ const (
 // the model loads, the way the product on this machine reads them fastest.
 type Linear struct {
 	Out, In int
-	w       Matrix    // [Out, In] as the model keeps it: the portable path's
+	w       Matrix    // as the model keeps it, the portable path's: [Out, In], or [In, Out] when inOut
+	inOut   bool
 	bias    []float32 // Out values; with the kernel, padded to whole panels
 	// panels: with the kernel, W's columns in panels of panelWidth outputs,
 	// each In steps of panelWidth consecutive weights (zeros past Out), so
@@ -56,6 +57,30 @@ func NewLinear(w Matrix, bias []float32) *Linear {
 		}
 	}
 	return l
+}
+
+// NewLinearT is NewLinear for weights kept [in, out] (y = x·W + b), as
+// TensorFlow keeps them.
+func NewLinearT(w Matrix, bias []float32) *Linear {
+	l := &Linear{Out: w.Cols, In: w.Rows}
+	if !Kernel || l.In == 0 {
+		l.w, l.bias, l.inOut = w, bias, true
+		return l
+	}
+	l.pad(bias)
+	l.packColumns(w)
+	return l
+}
+
+// packColumns packs w, kept [In, Out]: a panel is 16 of its columns, row
+// after row.
+func (l *Linear) packColumns(w Matrix) {
+	for k := range w.Rows {
+		row := w.Row(k)
+		for p := 0; p*panelWidth < w.Cols; p++ {
+			copy(l.panels[(p*l.In+k)*panelWidth:][:panelWidth], row[p*panelWidth:min(len(row), (p+1)*panelWidth)])
+		}
+	}
 }
 
 // pad makes the kernel's bias and panels, zero past Out.
@@ -87,16 +112,7 @@ func Product(a, b Matrix) Matrix {
 		}
 		return out
 	}
-	// b's columns are the outputs: a panel is 16 of them, row after row.
-	l := &Linear{Out: b.Cols, In: b.Rows}
-	l.pad(nil)
-	for k := range b.Rows {
-		row := b.Row(k)
-		for p := 0; p*panelWidth < b.Cols; p++ {
-			copy(l.panels[(p*l.In+k)*panelWidth:][:panelWidth], row[p*panelWidth:min(len(row), (p+1)*panelWidth)])
-		}
-	}
-	return l.Of(a)
+	return NewLinearT(b, make([]float32, b.Cols)).Of(a)
 }
 
 // parallelWork is the number of multiply-adds from which a product is
@@ -117,7 +133,11 @@ func (l *Linear) Of(x Matrix) Matrix {
 		for i := range out.Rows {
 			copy(out.Row(i), l.bias)
 		}
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x.General(), l.w.General(), 1, out.General())
+		t := blas.Trans
+		if l.inOut {
+			t = blas.NoTrans
+		}
+		blas32.Gemm(blas.NoTrans, t, 1, x.General(), l.w.General(), 1, out.General())
 		return out
 	}
 	// The last rows, when fewer than a tile, are copied into a tile of

@@ -52,6 +52,7 @@ func withKernel(t *testing.T, fn func(t *testing.T)) {
 // within float32 rounding of a sum of k products.
 func checkProduct(t *testing.T, x, w Matrix, bias []float32) {
 	t.Helper()
+	checkClose(t, "x·Wᵀ+b, W kept [in, out]", NewLinearT(transpose(w), bias).Of(x), reference(x, w, bias))
 	got, want := NewLinear(w, bias).Of(x), reference(x, w, bias)
 	if got.Rows != want.Rows || got.Cols != want.Cols {
 		t.Fatalf("%d×%d times (%d×%d)ᵀ made %d×%d", x.Rows, x.Cols, w.Rows, w.Cols, got.Rows, got.Cols)
