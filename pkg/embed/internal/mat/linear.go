@@ -30,7 +30,7 @@ const (
 // the model loads, the way the product on this machine reads them fastest.
 type Linear struct {
 	Out, In int
-	w       Matrix    // as the model keeps it, the portable path's: [Out, In], or [In, Out] when inOut
+	w       Matrix // as the model keeps it, the portable path's: [Out, In], or [In, Out] when inOut
 	inOut   bool
 	bias    []float32 // Out values; with the kernel, padded to whole panels
 	// panels: with the kernel, W's columns in panels of panelWidth outputs,
