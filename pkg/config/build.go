@@ -15,6 +15,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
@@ -167,16 +168,15 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		policy.ReservedCategories = srv.Facts.ReservedCategories
 	}
 	factsOpts := []facts.Option{facts.WithPolicy(policy)}
-	if ix := srv.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
-		// Facts repeated in other words are recognised by meaning with the
-		// sentence encoder the index uses; by words otherwise. (The facts'
-		// cosine thresholds are USE-lite's: another encoder needs its own.)
-		e, err := s.embedder(cfg)
-		if err != nil {
-			return err
-		}
-		factsOpts = append(factsOpts, facts.WithEmbedder(e))
+	// Facts repeated in other words are recognised, and facts found, by
+	// meaning with the built-in sentence encoder, whatever the index uses:
+	// the facts' cosine thresholds are USE-lite's. The index shares it when
+	// it embeds with it too.
+	factsEmbedder, err := s.factsEmbedder(cfg)
+	if err != nil {
+		return err
 	}
+	factsOpts = append(factsOpts, facts.WithEmbedder(factsEmbedder))
 	if srv.Facts.Backend == "sql" {
 		db, err := s.db(cfg, srv.Facts.Database)
 		if err != nil {
@@ -255,6 +255,18 @@ func (s *Services) embedder(cfg *Config) (embed.Embedder, error) {
 		s.sharedEmbedder = embed.Memo(e, recentTexts)
 	}
 	return s.sharedEmbedder, nil
+}
+
+// factsEmbedder is USE-lite, the index's own when the index uses it.
+func (s *Services) factsEmbedder(cfg *Config) (embed.Embedder, error) {
+	if ix := cfg.Server.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
+		return s.embedder(cfg)
+	}
+	e, err := use.New()
+	if err != nil {
+		return nil, err
+	}
+	return embed.Memo(e, recentTexts), nil
 }
 
 // recentTexts is how many texts' vectors the shared embedder remembers.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/internal/fakeqdrant"
@@ -204,5 +205,32 @@ func TestOpenChromemIndex(t *testing.T) {
 	found, err := flat.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
 	if err != nil || len(found.Results) != 1 {
 		t.Errorf("the flat store opening chromem's snapshot: %+v, %v; want it built again, finding the event", found, err)
+	}
+}
+
+// The zero configuration's index finds words, and its facts still find
+// meaning with the built-in sentence encoder: a question in other words
+// finds the fact.
+func TestZeroConfigFactsFindMeaning(t *testing.T) {
+	t.Setenv("HECTOR_FACTS_KEY", "")
+	c := Zero(Overrides{DataDir: t.TempDir()})
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svcs.Close()
+	if c.Server.Index.Type != "keyword" {
+		t.Fatalf("the zero configuration's index is %s, want keyword", c.Server.Index.Type)
+	}
+	alice := facts.UserScope("app", "alice")
+	if _, err := svcs.Facts.Store(t.Context(), alice, facts.StoreRequest{Key: "pet", Value: "Has a dog named Rex"}); err != nil {
+		t.Fatal(err)
+	}
+	found, err := svcs.Facts.Search(t.Context(), alice, "Do you remember my animals?", 3, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Key != "pet" {
+		t.Errorf("a question in other words found %+v, want the fact about Rex", found)
 	}
 }

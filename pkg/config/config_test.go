@@ -20,8 +20,8 @@ func TestZeroConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.Server
-	if s.Address != "127.0.0.1:8080" || s.DataDir != "data" || s.Sessions.Backend != "sql" || s.Index.Type != "hybrid" || !*s.Index.Persist ||
-		c.Embedders[s.Index.Embedder].Type != "builtin" || !*s.Index.Stemming {
+	if s.Address != "127.0.0.1:8080" || s.DataDir != "data" || s.Sessions.Backend != "sql" || s.Index.Type != "keyword" || !*s.Index.Persist ||
+		s.Index.Embedder != "" || !*s.Index.Stemming {
 		t.Errorf("zero config = %+v", s)
 	}
 	if db := c.Databases[s.Sessions.Database]; db.Driver != "sqlite" || db.DSN != filepath.Join("data", "hector.db") {
@@ -254,7 +254,7 @@ func TestShippedConfigsAreValid(t *testing.T) {
 func TestDataDirOverride(t *testing.T) {
 	t.Setenv("HECTOR_DATA_DIR", "/from/env")
 	c := Zero(Overrides{DataDir: "/flag"})
-	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexSnapshot() != "/flag/index/hybrid.snapshot" {
+	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexSnapshot() != "/flag/index/keyword.snapshot" {
 		t.Errorf("zero config with --data-dir: %+v %+v", c.Server, c.Databases)
 	}
 	c, err := Parse("t.yaml", []byte(`
@@ -325,7 +325,7 @@ databases:
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{"data directory: /srv/hector", "sessions: postgres hector@db.internal:5433/memory", "artifacts: postgres hector@db.internal:5433/memory",
-		"facts key: /srv/hector/facts.key", "index: hybrid (embedder builtin: use-lite, vectors in the background), snapshot /srv/hector/index/hybrid.snapshot"} {
+		"facts key: /srv/hector/facts.key", "index: keyword, snapshot /srv/hector/index/keyword.snapshot"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("locations lack %q:\n%s", want, got)
 		}
