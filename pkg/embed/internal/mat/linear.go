@@ -92,28 +92,10 @@ func (l *Linear) pad(bias []float32) {
 }
 
 // ProductT is a·bᵀ (a is [n, d], b [m, d]): attention's scores.
-func ProductT(a, b Matrix) Matrix {
-	if !Kernel || a.Cols == 0 {
-		out := New(a.Rows, b.Rows)
-		if a.Rows > 0 && b.Rows > 0 {
-			blas32.Gemm(blas.NoTrans, blas.Trans, 1, a.General(), b.General(), 0, out.General())
-		}
-		return out
-	}
-	return NewLinear(b, make([]float32, b.Rows)).Of(a)
-}
+func ProductT(a, b Matrix) Matrix { return NewLinear(b, make([]float32, b.Rows)).Of(a) }
 
 // Product is a·b (a is [n, m], b [m, d]): attention's weighted values.
-func Product(a, b Matrix) Matrix {
-	if !Kernel || a.Cols == 0 {
-		out := New(a.Rows, b.Cols)
-		if a.Rows > 0 && b.Cols > 0 {
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, a.General(), b.General(), 0, out.General())
-		}
-		return out
-	}
-	return NewLinearT(b, make([]float32, b.Cols)).Of(a)
-}
+func Product(a, b Matrix) Matrix { return NewLinearT(b, make([]float32, b.Cols)).Of(a) }
 
 // parallelWork is the number of multiply-adds from which a product is
 // split between cores: below it, handing work to another core costs more
@@ -132,6 +114,9 @@ func (l *Linear) Of(x Matrix) Matrix {
 	if l.panels == nil {
 		for i := range out.Rows {
 			copy(out.Row(i), l.bias)
+		}
+		if l.In == 0 || l.Out == 0 {
+			return out
 		}
 		t := blas.Trans
 		if l.inOut {

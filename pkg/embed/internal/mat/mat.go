@@ -1,12 +1,12 @@
 // Package mat is the dense arithmetic the built-in encoders share:
-// row-major float32 matrices, their products (gonum's BLAS), layer
-// normalisation and softmax.
+// row-major float32 matrices, their products (Linear: an AVX2 kernel of
+// Hector's own where the processor has it, gonum's BLAS elsewhere), layer
+// normalisation, softmax and GELU.
 package mat
 
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
@@ -37,23 +37,6 @@ func (m Matrix) General() blas32.General {
 // Columns is a view of n columns from first.
 func (m Matrix) Columns(first, n int) blas32.General {
 	return blas32.General{Rows: m.Rows, Cols: n, Stride: m.Cols, Data: m.Data[first : (m.Rows-1)*m.Cols+first+n]}
-}
-
-// Times is m·w + bias (bias added to every row), or m·wᵀ + bias when w is
-// transposed (kept [out, in], as PyTorch keeps a linear layer's weights).
-func (m Matrix) Times(w Matrix, bias []float32, transposed bool) Matrix {
-	cols, t := w.Cols, blas.NoTrans
-	if transposed {
-		cols, t = w.Rows, blas.Trans
-	}
-	out := New(m.Rows, cols)
-	for i := range out.Rows {
-		copy(out.Row(i), bias)
-	}
-	if m.Rows > 0 {
-		blas32.Gemm(blas.NoTrans, t, 1, m.General(), w.General(), 1, out.General())
-	}
-	return out
 }
 
 // Add adds other to m, value by value.
