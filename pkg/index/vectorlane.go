@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ const DefaultVectorLag = 100_000
 type vectorLane struct {
 	position Position
 	limit    int64
+	// rate is how many changes a second the lane embeds, a moving average
+	// over its batches (float64 bits; 0 until the first batch).
+	rate     atomic.Uint64
 	wake     chan struct{} // the terms moved on
 	appended atomic.Int64  // when this process last indexed an append (Unix nanoseconds)
 	yielding time.Time     // since when the lane has been giving way to appends; the lane's own
@@ -57,6 +61,36 @@ const (
 // laneIdle is how often an idle lane looks at the feed: another replica's
 // appends reach it through the follower, without waking it.
 const laneIdle = 2 * time.Second
+
+// catchUpWithin bounds how long the lane needs to embed what lags behind:
+// an append waits once vectors lag more than this much of the lane's own
+// embedding time (and never more than the limit), so that when appends
+// stop, every document has its vector within about this long. A burst
+// shorter than that still goes at keyword speed.
+const catchUpWithin = 4 * time.Second
+
+// bound is how many changes vectors may lag behind now: what the lane
+// embeds in catchUpWithin at its measured rate, at least a batch, at most
+// the limit.
+func (l *vectorLane) bound() int64 {
+	rate := math.Float64frombits(l.rate.Load())
+	if rate == 0 {
+		return l.limit
+	}
+	return min(l.limit, max(2*laneBatch, int64(rate*catchUpWithin.Seconds())))
+}
+
+// measured folds a batch of n changes embedded in took into the rate.
+func (l *vectorLane) measured(n int64, took time.Duration) {
+	if n <= 0 || took <= 0 {
+		return
+	}
+	now := float64(n) / took.Seconds()
+	if old := math.Float64frombits(l.rate.Load()); old > 0 {
+		now = 0.8*old + 0.2*now
+	}
+	l.rate.Store(math.Float64bits(now))
+}
 
 // poke tells the lane the terms moved on.
 func (l *vectorLane) poke() {
@@ -92,7 +126,7 @@ func (l *vectorLane) await(ctx context.Context, cursor int64) error {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return fmt.Errorf("index: waiting for vectors to catch up (they lag more than %d changes behind): %w", l.limit, ctx.Err())
+			return fmt.Errorf("index: waiting for vectors to catch up (they lag more than %d changes behind): %w", l.bound(), ctx.Err())
 		}
 	}
 }
@@ -144,7 +178,9 @@ func (x *Index) startLane() {
 func (l *vectorLane) yield(terms int64) time.Duration {
 	now := time.Now()
 	quiet := time.Unix(0, l.appended.Load()).Add(laneQuiet)
-	if !now.Before(quiet) || terms-l.cursor() >= l.limit/2 {
+	// Until the lane has measured its rate it does not give way: what it
+	// may let pile up depends on it.
+	if !now.Before(quiet) || l.rate.Load() == 0 || terms-l.cursor() >= l.bound()/2 {
 		l.yielding = time.Time{}
 		return 0
 	}
@@ -202,6 +238,7 @@ func (x *Index) embedBehind(ctx context.Context) (bool, error) {
 	if len(changes) == laneBatch && resp.Cursor < terms {
 		upTo = resp.Cursor
 	}
+	started := time.Now()
 	var batch vectorBatch
 	// Deletions are the keyword follower's, which has applied them: the
 	// lane stays behind it.
@@ -215,6 +252,7 @@ func (x *Index) embedBehind(ctx context.Context) (bool, error) {
 	if err != nil || !moved { // a rebuild rewound it meanwhile: go on from there
 		return !moved, err
 	}
+	l.measured(upTo-from, time.Since(started))
 	l.publish(upTo)
 	return upTo < terms, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/session"
@@ -236,5 +237,33 @@ func TestTheLaneDoesNotBringBackADeletedSession(t *testing.T) {
 	}
 	if signals := found.Results[0].Signals; signals["vector"].Rank == 0 {
 		t.Errorf("the kept session has no vector: %v", signals)
+	}
+}
+
+// Vectors may lag what the lane embeds in catchUpWithin at its measured
+// rate: at least two batches, at most the configured limit, and the limit
+// until the lane has measured itself.
+func TestVectorLagIsBoundedByTheLanesRate(t *testing.T) {
+	l := newVectorLane(NewInMemoryPosition(), 100_000)
+	if got := l.bound(); got != 100_000 {
+		t.Errorf("before any batch: bound %d, want the limit", got)
+	}
+	l.measured(100, time.Second) // 100 changes a second
+	if got, want := l.bound(), int64(100*catchUpWithin.Seconds()); got != want {
+		t.Errorf("at 100 changes a second: bound %d, want %d", got, want)
+	}
+	l.measured(100, 2*time.Second) // slower: the average moves a fifth of the way
+	if got, want := l.bound(), int64((0.8*100+0.2*50)*catchUpWithin.Seconds()); got != want {
+		t.Errorf("after a slower batch: bound %d, want %d", got, want)
+	}
+	slow := newVectorLane(NewInMemoryPosition(), 100_000)
+	slow.measured(1, time.Minute)
+	if got := slow.bound(); got != 2*laneBatch {
+		t.Errorf("a crawling embedder: bound %d, want two batches (%d)", got, 2*laneBatch)
+	}
+	fast := newVectorLane(NewInMemoryPosition(), 1000)
+	fast.measured(1_000_000, time.Second)
+	if got := fast.bound(); got != 1000 {
+		t.Errorf("a fast embedder: bound %d, want the limit", got)
 	}
 }
