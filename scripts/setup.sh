@@ -1,8 +1,8 @@
 # Sourced by scripts/test: installs what the tests need and this machine
 # lacks, when it can (as root, or with sudo that asks no password): the
 # PostgreSQL and MariaDB servers, Chromium (the console's browser tests),
-# npm (the MCP Inspector and the TypeScript client's tests), python3 (the
-# Python client's tests) and promtool (checks /metrics). What it cannot
+# npm (the MCP Inspector and the TypeScript client's tests), python3 with
+# venv (the Python client's tests) and promtool (checks /metrics). What it cannot
 # install it names, and the tests that need it say so in the summary.
 
 install_missing() {
@@ -12,6 +12,8 @@ install_missing() {
   command -v chromium >/dev/null || want+=(chromium)
   command -v npm >/dev/null || want+=(npm)
   command -v python3 >/dev/null || want+=(python3)
+  # Debian's python3 makes virtual environments only with python3-venv.
+  python3 -c 'import ensurepip' 2>/dev/null || want+=(python3-venv)
   command -v promtool >/dev/null || want+=(prometheus)
   [ ${#want[@]} -gt 0 ] || return 0
   local as_root=()
