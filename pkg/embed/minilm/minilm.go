@@ -71,8 +71,8 @@ func New() (*Embedder, error) {
 func (e *Embedder) Dimensions() int     { return Dimensions }
 func (e *Embedder) Fingerprint() string { return Fingerprint }
 
-// SimilarityFloor: unrelated short texts come out 0.2 apart ("zebra
-// crossing" and "alice: My dog Rex loves the park"), and on LoCoMo's
+// SimilarityFloor: unrelated short texts come out about 0.2 similar
+// ("zebra crossing" and "alice: My dog Rex loves the park"), and on LoCoMo's
 // development half hybrid search (hit@1, recall@5) made 0.377 and 0.550
 // with every vector-only neighbour under 0.3 left out, 0.373 and 0.552
 // under 0.25, 0.370 and 0.554 under 0.2 (hector eval).
