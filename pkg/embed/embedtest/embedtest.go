@@ -126,7 +126,10 @@ func VectorsMatch(t *testing.T, e embed.Embedder, ref Reference, minimum float64
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := Cosine(got[0], r.Vector); c < minimum {
+		if len(got) != 1 || len(got[0]) != len(r.Vector) {
+			t.Fatalf("%.60q: %d vectors, want 1 of %d values", r.Text, len(got), len(r.Vector))
+		}
+		if c := Cosine(got[0], r.Vector); !(c >= minimum) { // NaN fails too
 			t.Errorf("%.60q: cosine %.6f to the original's vector, want ≥ %g", r.Text, c, minimum)
 		}
 	}
@@ -150,7 +153,7 @@ func BatchesMatchSingles(t *testing.T, e embed.Embedder, ref Reference) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := Cosine(together[i], Wide(alone[0])); c < 0.99999 {
+		if c := Cosine(together[i], Wide(alone[0])); !(c >= 0.99999) { // NaN fails too
 			t.Errorf("%.60q: cosine %.6f between its vector in a batch and alone", text, c)
 		}
 	}

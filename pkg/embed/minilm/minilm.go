@@ -47,7 +47,11 @@ type model struct {
 	net *network
 }
 
-var builtin = sync.OnceValues(func() (*model, error) {
+var builtin = sync.OnceValues(load)
+
+// load reads the built-in model and lays its weights out for this
+// machine's products (int8 where mat.Int8).
+func load() (*model, error) {
 	tensors, err := readSafetensors(modelFile)
 	if err != nil {
 		return nil, err
@@ -57,7 +61,7 @@ var builtin = sync.OnceValues(func() (*model, error) {
 		return nil, err
 	}
 	return &model{tok: newTokenizer(strings.Split(strings.TrimRight(vocabFile, "\n"), "\n")), net: net}, nil
-})
+}
 
 // New returns the embedder, reading the built-in model once per process.
 func New() (*Embedder, error) {
@@ -78,8 +82,14 @@ func (e *Embedder) Fingerprint() string { return Fingerprint }
 // under 0.25, 0.370 and 0.554 under 0.2 (hector eval).
 func (e *Embedder) SimilarityFloor() float64 { return 0.3 }
 
-// batch is how many texts one pass of the network encodes together.
-const batch = 16
+// A pass of the network encodes texts together, up to batch texts and
+// batchPieces pieces: more rows read the weights once for more texts, but
+// past a few hundred rows the activations (1,536 floats a row in the
+// feed-forward layer) outgrow the core's cache and it slows down.
+const (
+	batch       = 16
+	batchPieces = 512
+)
 
 // Embed encodes texts a batch at a time, as many batches at once as there
 // are cores: what a batch does besides its dense layers (attention, norms)
@@ -88,17 +98,20 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	out := make([][]float32, len(texts))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for start := 0; start < len(texts); start += batch {
+	pieces := make([][]int, len(texts))
+	for i, text := range texts {
+		pieces[i] = e.m.tok.encode(text, MaxTokens)
+	}
+	for start, end := 0, 0; start < len(texts); start = end {
+		rows := len(pieces[start])
+		for end = start + 1; end < len(texts) && end-start < batch && rows+len(pieces[end]) <= batchPieces; end++ {
+			rows += len(pieces[end])
+		}
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			end := min(start+batch, len(texts))
-			pieces := make([][]int, 0, end-start)
-			for _, text := range texts[start:end] {
-				pieces = append(pieces, e.m.tok.encode(text, MaxTokens))
-			}
-			copy(out[start:end], e.m.net.encode(pieces))
+			copy(out[start:end], e.m.net.encode(pieces[start:end]))
 			return nil
 		})
 	}

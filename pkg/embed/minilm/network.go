@@ -68,7 +68,7 @@ func newNetwork(t map[string]tensor) (*network, error) {
 	}
 	vec := func(name string, n int) []float32 { return take(name, n).Data }
 	lin := func(name string, out, in int) dense {
-		return mat.NewLinear(take(name+".weight", out, in), vec(name+".bias", out))
+		return mat.NewInt8(take(name+".weight", out, in), vec(name+".bias", out))
 	}
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
 	n := &network{words: take("embeddings.word_embeddings.weight", vocabSize, width),

@@ -14,3 +14,21 @@ func kernelUsable() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
 //
 //go:noescape
 func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
+
+// The int8 kernel needs AVX-512's 32 registers and VNNI's byte dot
+// products (Intel since 2019's Cascade Lake, AMD since Zen 4). HasAVX512
+// also says the operating system saves the 512-bit registers.
+func int8Usable() bool { return cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI }
+
+// int8Tile8x32 is in int8_amd64.s.
+//
+//go:noescape
+func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int16, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+
+// maxAbs16 and quantise16 are in int8_amd64.s.
+//
+//go:noescape
+func maxAbs16(x *float32, n int) float32
+
+//go:noescape
+func quantise16(dst *int16, x *float32, n int, inv float32)

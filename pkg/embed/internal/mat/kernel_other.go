@@ -10,3 +10,15 @@ func kernelUsable() bool { return false }
 func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int) {
 	panic("mat: no kernel on this machine")
 }
+
+func int8Usable() bool { return false }
+
+func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int16, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
+	panic("mat: no int8 kernel on this machine")
+}
+
+func maxAbs16(x *float32, n int) float32 { panic("mat: no int8 kernel on this machine") }
+
+func quantise16(dst *int16, x *float32, n int, inv float32) {
+	panic("mat: no int8 kernel on this machine")
+}

@@ -37,6 +37,7 @@ type Linear struct {
 	// each In steps of panelWidth consecutive weights (zeros past Out), so
 	// the kernel reads its weights in the order it uses them.
 	panels []float32
+	q      *int8Weights // where NewInt8 quantised the weights, instead of panels
 }
 
 // NewLinear lays out w ([out, in], as PyTorch keeps a linear layer's
@@ -111,6 +112,10 @@ func (l *Linear) Of(x Matrix) Matrix {
 	if x.Rows == 0 {
 		return out
 	}
+	if l.q != nil {
+		l.int8Of(x, out)
+		return out
+	}
 	if l.panels == nil {
 		for i := range out.Rows {
 			copy(out.Row(i), l.bias)
@@ -133,18 +138,23 @@ func (l *Linear) Of(x Matrix) Matrix {
 		tail = make([]float32, tileRows*l.In)
 		copy(tail, x.Data[full*l.In:])
 	}
-	panels := len(l.bias) / panelWidth
-	workers := min(runtime.GOMAXPROCS(0), panels, max(1, x.Rows*l.Out*l.In/parallelWork))
+	split(len(l.bias)/panelWidth, x.Rows*l.Out*l.In, func(from, to int) { l.panelsOf(x, tail, out, from, to) })
+	return out
+}
+
+// split runs do over panels 0 to n, on as many cores as work (a count of
+// multiply-adds) is worth.
+func split(n, work int, do func(from, to int)) {
+	workers := min(runtime.GOMAXPROCS(0), n, max(1, work/parallelWork))
 	if workers == 1 {
-		l.panelsOf(x, tail, out, 0, panels)
-		return out
+		do(0, n)
+		return
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { l.panelsOf(x, tail, out, w*panels/workers, (w+1)*panels/workers) })
+		wg.Go(func() { do(w*n/workers, (w+1)*n/workers) })
 	}
 	wg.Wait()
-	return out
 }
 
 // panelsOf writes out's columns of panels from to to.

@@ -1,7 +1,8 @@
 // Package mat is the dense arithmetic the built-in encoders share:
 // row-major float32 matrices, their products (Linear: an AVX2 kernel of
-// Hector's own where the processor has it, gonum's BLAS elsewhere), layer
-// normalisation, softmax and GELU.
+// Hector's own where the processor has it, gonum's BLAS elsewhere; int8
+// weights on AVX-512 VNNI where a model allows it), layer normalisation,
+// softmax and GELU.
 package mat
 
 import (

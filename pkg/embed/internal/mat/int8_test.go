@@ -1,0 +1,174 @@
+package mat
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// withInt8 runs fn with the int8 kernel, and skips where this machine has
+// none.
+func withInt8(t testing.TB, fn func()) {
+	if !(haveKernel && int8Usable()) {
+		t.Skip("this processor has no AVX-512 VNNI: the int8 kernel cannot run here")
+	}
+	was := Int8
+	Int8 = true
+	defer func() { Int8 = was }()
+	fn()
+}
+
+// dequantised is what the int8 product multiplies, back in float32: x's
+// rows and W's columns as their bytes times their scales.
+func dequantised(l *Linear, x Matrix) (xq, wq Matrix) {
+	q := l.q
+	xq, wq = New(x.Rows, x.Cols), New(l.Out, l.In)
+	b := make([]int16, x.Cols)
+	for i := range x.Rows {
+		s := quantise(b, x.Row(i), q.levels)
+		for k, v := range b {
+			xq.Row(i)[k] = float32(v) * s
+		}
+	}
+	for o := range l.Out {
+		panel := q.panels[o/int8Width*q.steps*int8Width*int8Step:]
+		for k := range l.In {
+			wq.Row(o)[k] = float32(panel[(k/int8Step*int8Width+o%int8Width)*int8Step+k%int8Step]) * q.scale[o]
+		}
+	}
+	return xq, wq
+}
+
+// checkInt8 checks the int8 product two ways: against the reference
+// product of what it multiplies (the kernel's integer sums and scaling are
+// exact up to float32 rounding), and against the float product (what
+// quantising costs: each row's error small beside the row).
+func checkInt8(t *testing.T, x, w Matrix, bias []float32) {
+	t.Helper()
+	l := NewInt8(w, bias)
+	if l.q == nil {
+		t.Fatal("NewInt8 did not quantise")
+	}
+	got := l.Of(x)
+	xq, wq := dequantised(l, x)
+	want := reference(xq, wq, bias)
+	tol := 1e-5 * math.Sqrt(float64(x.Cols+1)) * 4
+	for i, v := range got.Data {
+		if d := math.Abs(float64(v - want.Data[i])); d > tol*(1+math.Abs(float64(want.Data[i]))) || math.IsNaN(float64(v)) {
+			t.Fatalf("%d×%d times (%d×%d)ᵀ: value %d (row %d, column %d) is %g, want %g", x.Rows, x.Cols, w.Rows, w.Cols,
+				i, i/got.Cols, i%got.Cols, v, want.Data[i])
+		}
+	}
+	// Quantising rounds each value by up to half a step of its row's (or
+	// column's) largest over 127: on random data the product comes out
+	// about 0.5% off; one value alone can be further, so the whole is judged.
+	exact := reference(x, w, bias)
+	var diff, size float64
+	for i, v := range got.Data {
+		e := float64(exact.Data[i])
+		diff += (float64(v) - e) * (float64(v) - e)
+		size += e * e
+	}
+	if len(got.Data) >= 64 && math.Sqrt(diff/size) > 0.01 {
+		t.Fatalf("%d×%d times (%d×%d)ᵀ is %.3f off the float product, relatively", x.Rows, x.Cols, w.Rows, w.Cols, math.Sqrt(diff/size))
+	}
+}
+
+// Every tail around the 8×32 tile and the 4-input step, and the encoders'
+// own shapes.
+func TestInt8MatchesTheReference(t *testing.T) {
+	withInt8(t, func() {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, rows := range []int{1, 2, 7, 8, 9, 16, 17, 31} {
+			for _, in := range []int{1, 3, 4, 5, 33, 384} {
+				for _, out := range []int{1, 15, 31, 32, 33, 64, 384} {
+					checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data)
+				}
+			}
+		}
+		for _, rows := range []int{16, 200} {
+			checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data)
+			checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data)
+		}
+		// Zero rows and zero columns quantise to scale 0, not to NaN.
+		x, w := random(r, 9, 40), random(r, 33, 40)
+		clear(x.Row(3))
+		clear(w.Row(5))
+		checkInt8(t, x, w, random(r, 1, 33).Data)
+	})
+}
+
+// The vector instructions quantise a row as the Go loop does: the same
+// scale, the same integers (halves rounded to even), at every length.
+func TestQuantiseMatchesGo(t *testing.T) {
+	withInt8(t, func() {
+		r := rand.New(rand.NewPCG(11, 12))
+		for n := 1; n <= 70; n++ {
+			x := make([]float32, n)
+			for k := range x {
+				x[k] = r.Float32()*2 - 1
+			}
+			// The largest, 4, makes the steps 2 apart: 1 and 3 are halves,
+			// and round to 0 and 2.
+			x[0], x[n/2] = 1, -3
+			x[n-1] = 4
+			got := make([]int16, n)
+			scale := quantise(got, x, 2)
+			var top float32
+			for _, v := range x {
+				top = max(top, float32(math.Abs(float64(v))))
+			}
+			if scale != top/2 {
+				t.Fatalf("n=%d: scale %g, want %g", n, scale, top/2)
+			}
+			for k, v := range x {
+				if want := int16(math.RoundToEven(float64(v * (2 / top)))); got[k] != want {
+					t.Fatalf("n=%d: value %d (%g) quantised to %d, want %d", n, k, v, got[k], want)
+				}
+			}
+		}
+	})
+}
+
+func TestInt8IsOffWhenPortableIsAsked(t *testing.T) {
+	was := Int8
+	defer func() { Int8 = was }()
+	Int8 = false
+	if l := NewInt8(random(rand.New(rand.NewPCG(1, 1)), 4, 4), make([]float32, 4)); l.q != nil {
+		t.Fatal("NewInt8 quantised with Int8 off")
+	}
+}
+
+func FuzzInt8(f *testing.F) {
+	f.Add(uint8(9), uint8(5), uint8(33), uint64(1))
+	f.Add(uint8(1), uint8(1), uint8(1), uint64(2))
+	f.Fuzz(func(t *testing.T, rows, in, out uint8, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		withInt8(t, func() {
+			checkInt8(t, random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data)
+		})
+	})
+}
+
+// BenchmarkInt8: multiply-adds per second (GMAC/s) of the encoders' dense
+// layers in int8, quantising the rows included.
+//
+//	go test -run '^$' -bench Int8 -cpu 1 ./pkg/embed/internal/mat
+func BenchmarkInt8(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	withInt8(b, func() {
+		for _, rows := range []int{16, 256} {
+			for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
+				in, out := shape[0], shape[1]
+				l, x := NewInt8(random(r, out, in), random(r, 1, out).Data), random(r, rows, in)
+				b.Run(fmt.Sprintf("rows=%d/%dx%d", rows, in, out), func(b *testing.B) {
+					for b.Loop() {
+						l.Of(x)
+					}
+					b.ReportMetric(float64(b.N)*float64(rows*in*out)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
+		}
+	})
+}
