@@ -5,7 +5,7 @@
 # Without python3 or the package index, those tests are skipped, and this
 # says so.
 
-python_tools="pytest==9.2.0 mypy==2.4.1 setuptools==84.2.1 wheel==0.48.0"
+python_tools="pytest==9.2.0 mypy==2.4.1 setuptools==84.2.1 wheel==0.48.0 schemathesis==4.32.5"
 
 install_python_tools() {
   local dir="${HECTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hector}/python-tools-$(echo "$python_tools" | cksum | cut -d' ' -f1)"

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -89,6 +90,24 @@ func (e SearchRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for ListSessionsParamsOrder.
+const (
+	ListSessionsParamsOrderCreated ListSessionsParamsOrder = "created"
+	ListSessionsParamsOrderUpdated ListSessionsParamsOrder = "updated"
+)
+
+// Valid indicates whether the value is a known member of the ListSessionsParamsOrder enum.
+func (e ListSessionsParamsOrder) Valid() bool {
+	switch e {
+	case ListSessionsParamsOrderCreated:
+		return true
+	case ListSessionsParamsOrderUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
 // AgentList defines model for AgentList.
 type AgentList struct {
 	Agents *[]struct {
@@ -103,6 +122,12 @@ type AgentList struct {
 	} `json:"agents,omitempty"`
 }
 
+// AppState defines model for AppState.
+type AppState struct {
+	// State Every key starts with "app:", has no control character and at most 256 characters; a null value deletes the key
+	State map[string]interface{} `json:"state"`
+}
+
 // AppendEvent defines model for AppendEvent.
 type AppendEvent struct {
 	Actions      *map[string]interface{} `json:"actions,omitempty"`
@@ -113,9 +138,14 @@ type AppendEvent struct {
 	InvocationId *string                 `json:"invocation_id,omitempty"`
 	Message      *Message                `json:"message,omitempty"`
 	Metadata     *map[string]interface{} `json:"metadata,omitempty"`
-	Partial      *bool                   `json:"partial,omitempty"`
-	Timestamp    *string                 `json:"timestamp,omitempty"`
+
+	// Partial Streaming chunks (true) are never stored: false or left out
+	Partial   *bool      `json:"partial,omitempty"`
+	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
+
+// Archive A tar archive: user.jsonl, then the artifacts' files
+type Archive = openapi_types.File
 
 // Artifact defines model for Artifact.
 type Artifact struct {
@@ -338,10 +368,12 @@ type Forgotten struct {
 type GatewayAdd struct {
 	AppId    *string `json:"app_id,omitempty"`
 	Messages []struct {
-		Content   *string `json:"content,omitempty"`
-		Role      *string `json:"role,omitempty"`
-		SenderId  *string `json:"sender_id,omitempty"`
-		Timestamp *int    `json:"timestamp,omitempty"`
+		Content  *string `json:"content,omitempty"`
+		Role     *string `json:"role,omitempty"`
+		SenderId *string `json:"sender_id,omitempty"`
+
+		// Timestamp Unix epoch milliseconds; a turn's do not decrease
+		Timestamp *int `json:"timestamp,omitempty"`
 	} `json:"messages"`
 	ProjectId *string `json:"project_id,omitempty"`
 	SessionId string  `json:"session_id"`
@@ -547,11 +579,18 @@ type Status struct {
 
 // StoreFact defines model for StoreFact.
 type StoreFact struct {
-	Category   *string   `json:"category,omitempty"`
-	Key        string    `json:"key"`
-	Tags       *[]string `json:"tags,omitempty"`
-	TtlSeconds *int      `json:"ttl_seconds,omitempty"`
-	Value      string    `json:"value"`
+	// Category Lowercase letters, digits, _ . -; empty for user_facts
+	Category *string `json:"category,omitempty"`
+
+	// Key Levels between single slashes (deploy/tool), at most 128 characters once trimmed
+	Key  string    `json:"key"`
+	Tags *[]string `json:"tags,omitempty"`
+
+	// TtlSeconds 0 for the default (90 days); else at least an hour, at most a year
+	TtlSeconds *int `json:"ttl_seconds,omitempty"`
+
+	// Value At most 1000 characters once control characters are removed
+	Value string `json:"value"`
 }
 
 // UpdateSession defines model for UpdateSession.
@@ -570,6 +609,12 @@ type UserList struct {
 	} `json:"users,omitempty"`
 }
 
+// UserState defines model for UserState.
+type UserState struct {
+	// State Every key starts with "user:", has no control character and at most 256 characters; a null value deletes the key
+	State map[string]interface{} `json:"state"`
+}
+
 // Whoami defines model for Whoami.
 type Whoami struct {
 	App      *string `json:"app,omitempty"`
@@ -581,12 +626,12 @@ type Whoami struct {
 
 // RunAgentParams defines parameters for RunAgent.
 type RunAgentParams struct {
-	Stream *string `form:"stream,omitempty" json:"stream,omitempty"`
+	Stream *bool `form:"stream,omitempty" json:"stream,omitempty"`
 }
 
 // ListAppUsersParams defines parameters for ListAppUsers.
 type ListAppUsersParams struct {
-	PageSize  *string `form:"page_size,omitempty" json:"page_size,omitempty"`
+	PageSize  *int    `form:"page_size,omitempty" json:"page_size,omitempty"`
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -604,31 +649,34 @@ type RecallFactParams struct {
 
 // FactHistoryParams defines parameters for FactHistory.
 type FactHistoryParams struct {
-	Key *string `form:"key,omitempty" json:"key,omitempty"`
+	Key string `form:"key" json:"key"`
 }
 
 // ListSessionsParams defines parameters for ListSessions.
 type ListSessionsParams struct {
-	PageSize  *string `form:"page_size,omitempty" json:"page_size,omitempty"`
-	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
-	Order     *string `form:"order,omitempty" json:"order,omitempty"`
+	PageSize  *int                     `form:"page_size,omitempty" json:"page_size,omitempty"`
+	PageToken *string                  `form:"page_token,omitempty" json:"page_token,omitempty"`
+	Order     *ListSessionsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListSessionsParamsOrder defines parameters for ListSessions.
+type ListSessionsParamsOrder string
 
 // GetSessionParams defines parameters for GetSession.
 type GetSessionParams struct {
-	Recent    *string `form:"recent,omitempty" json:"recent,omitempty"`
-	After     *string `form:"after,omitempty" json:"after,omitempty"`
-	BeforeSeq *string `form:"before_seq,omitempty" json:"before_seq,omitempty"`
+	Recent    *int       `form:"recent,omitempty" json:"recent,omitempty"`
+	After     *time.Time `form:"after,omitempty" json:"after,omitempty"`
+	BeforeSeq *int       `form:"before_seq,omitempty" json:"before_seq,omitempty"`
 }
 
 // LoadArtifactParams defines parameters for LoadArtifact.
 type LoadArtifactParams struct {
-	Version *string `form:"version,omitempty" json:"version,omitempty"`
+	Version *int `form:"version,omitempty" json:"version,omitempty"`
 }
 
 // ListAllUsersParams defines parameters for ListAllUsers.
 type ListAllUsersParams struct {
-	PageSize  *string `form:"page_size,omitempty" json:"page_size,omitempty"`
+	PageSize  *int    `form:"page_size,omitempty" json:"page_size,omitempty"`
 	PageToken *string `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
@@ -645,7 +693,7 @@ type GatewaySearchJSONRequestBody = GatewaySearch
 type RunAgentJSONRequestBody = RunRequest
 
 // UpdateAppStateJSONRequestBody defines body for UpdateAppState for application/json ContentType.
-type UpdateAppStateJSONRequestBody = State
+type UpdateAppStateJSONRequestBody = AppState
 
 // StoreFactJSONRequestBody defines body for StoreFact for application/json ContentType.
 type StoreFactJSONRequestBody = StoreFact
@@ -675,7 +723,7 @@ type AppendEventJSONRequestBody = AppendEvent
 type ExtractMemoriesJSONRequestBody = ExtractRequest
 
 // UpdateUserStateJSONRequestBody defines body for UpdateUserState for application/json ContentType.
-type UpdateUserStateJSONRequestBody = State
+type UpdateUserStateJSONRequestBody = UserState
 
 // StartRebuildJSONRequestBody defines body for StartRebuild for application/json ContentType.
 type StartRebuildJSONRequestBody = RebuildRequest
@@ -2528,7 +2576,7 @@ func NewRunAgentRequestWithBody(server string, agent string, params *RunAgentPar
 
 		if params.Stream != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -2672,7 +2720,7 @@ func NewListAppUsersRequest(server string, app string, params *ListAppUsersParam
 
 		if params.PageSize != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3196,16 +3244,12 @@ func NewFactHistoryRequest(server string, app string, user string, params *FactH
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.Key != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -3458,7 +3502,7 @@ func NewListSessionsRequest(server string, app string, user string, params *List
 
 		if params.PageSize != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3659,7 +3703,7 @@ func NewGetSessionRequest(server string, app string, user string, id string, par
 
 		if params.Recent != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recent", *params.Recent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recent", *params.Recent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3671,7 +3715,7 @@ func NewGetSessionRequest(server string, app string, user string, id string, par
 
 		if params.After != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3683,7 +3727,7 @@ func NewGetSessionRequest(server string, app string, user string, id string, par
 
 		if params.BeforeSeq != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before_seq", *params.BeforeSeq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before_seq", *params.BeforeSeq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3929,7 +3973,7 @@ func NewLoadArtifactRequest(server string, app string, user string, id string, n
 
 		if params.Version != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4494,7 +4538,7 @@ func NewListAllUsersRequest(server string, params *ListAllUsersParams) (*http.Re
 
 		if params.PageSize != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8910,8 +8954,6 @@ type ExtractMemoriesResponse struct {
 	JSON415 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *Error
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8961,11 +9003,6 @@ func (r ExtractMemoriesResponse) GetJSON415() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ExtractMemoriesResponse) GetJSON429() *Error {
 	return r.JSON429
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ExtractMemoriesResponse) GetJSON501() *Error {
-	return r.JSON501
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
@@ -13968,13 +14005,6 @@ func ParseExtractMemoriesResponse(rsp *http.Response) (*ExtractMemoriesResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
 		var dest Error

@@ -676,22 +676,35 @@ export interface components {
                 working_memory?: string;
             }[];
         };
+        AppState: {
+            /** @description Every key starts with "app:", has no control character and at most 256 characters; a null value deletes the key */
+            state: {
+                [key: string]: unknown;
+            };
+        };
         AppendEvent: {
             actions?: {
                 [key: string]: unknown;
-            };
-            author?: string;
-            branch?: string;
-            expected_seq?: number;
-            id?: string;
-            invocation_id?: string;
-            message?: components["schemas"]["Message"];
+            } | null;
+            author?: string | null;
+            branch?: string | null;
+            expected_seq?: number | null;
+            id?: string | null;
+            invocation_id?: string | null;
+            message?: components["schemas"]["Message"] | null;
             metadata?: {
                 [key: string]: unknown;
-            };
-            partial?: boolean;
-            timestamp?: string;
+            } | null;
+            /** @description Streaming chunks (true) are never stored: false or left out */
+            partial?: boolean | null;
+            /** Format: date-time */
+            timestamp?: string | null;
         };
+        /**
+         * Format: binary
+         * @description A tar archive: user.jsonl, then the artifacts' files
+         */
+        Archive: string;
         Artifact: {
             created_at?: string;
             metadata?: {
@@ -714,17 +727,17 @@ export interface components {
             total_events?: number;
         };
         ContextRequest: {
-            agent?: string;
+            agent?: string | null;
             working_memory?: {
                 [key: string]: unknown;
-            };
+            } | null;
         };
         CreateSession: {
-            session_id?: string;
+            session_id?: string | null;
             state?: {
                 [key: string]: unknown;
-            };
-            title?: string;
+            } | null;
+            title?: string | null;
         };
         ErasureReceipt: {
             app_name?: string;
@@ -765,8 +778,8 @@ export interface components {
             timestamp?: string;
         };
         ExtractRequest: {
-            after_seq?: number;
-            to_seq?: number;
+            after_seq?: number | null;
+            to_seq?: number | null;
         };
         ExtractResult: {
             added?: number;
@@ -883,14 +896,15 @@ export interface components {
             removed?: number;
         };
         GatewayAdd: {
-            app_id?: string;
+            app_id?: string | null;
             messages: {
-                content?: string;
-                role?: string;
-                sender_id?: string;
-                timestamp?: number;
+                content?: string | null;
+                role?: string | null;
+                sender_id?: string | null;
+                /** @description Unix epoch milliseconds; a turn's do not decrease */
+                timestamp?: number | null;
             }[];
-            project_id?: string;
+            project_id?: string | null;
             session_id: string;
             user_id: string;
             user_key: string;
@@ -899,8 +913,8 @@ export interface components {
             added?: number;
         };
         GatewayFlush: {
-            app_id?: string;
-            project_id?: string;
+            app_id?: string | null;
+            project_id?: string | null;
             session_id: string;
             user_id: string;
             user_key: string;
@@ -919,12 +933,12 @@ export interface components {
             }[];
         };
         GatewaySearch: {
-            app_id?: string;
-            conversation_id?: string;
-            project_id?: string;
+            app_id?: string | null;
+            conversation_id?: string | null;
+            project_id?: string | null;
             query: string;
             scope: string[];
-            top_k?: number;
+            top_k?: number | null;
             user_id: string;
             user_key: string;
         };
@@ -967,8 +981,8 @@ export interface components {
             resource_name?: string;
         };
         RebuildRequest: {
-            app?: string;
-            user?: string;
+            app?: string | null;
+            user?: string | null;
         };
         RebuildStatus: {
             app?: string;
@@ -982,9 +996,9 @@ export interface components {
             user?: string;
         };
         RunRequest: {
-            app?: string;
+            app?: string | null;
             message: string;
-            session_id?: string;
+            session_id?: string | null;
             user_id: string;
         };
         RunResult: {
@@ -998,17 +1012,17 @@ export interface components {
             user_id?: string;
         };
         SearchRequest: {
-            after?: string;
-            as_of?: string;
-            author?: string;
-            before?: string;
-            full_content?: boolean;
-            limit?: number;
+            after?: (string | unknown | unknown | unknown) | null;
+            as_of?: (string | unknown | unknown | unknown) | null;
+            author?: string | null;
+            before?: (string | unknown | unknown | unknown) | null;
+            full_content?: boolean | null;
+            limit?: number | null;
             query: string;
-            recency_half_life?: string;
-            /** @enum {string} */
-            role?: "user" | "assistant" | "system" | "tool";
-            session_id?: string;
+            recency_half_life?: string | null;
+            /** @enum {string|null} */
+            role?: "user" | "assistant" | "system" | "tool" | null;
+            session_id?: string | null;
         };
         SearchResponse: {
             facts?: components["schemas"]["FactMatch"][];
@@ -1060,10 +1074,14 @@ export interface components {
             status?: string;
         };
         StoreFact: {
-            category?: string;
+            /** @description Lowercase letters, digits, _ . -; empty for user_facts */
+            category?: string | null;
+            /** @description Levels between single slashes (deploy/tool), at most 128 characters once trimmed */
             key: string;
-            tags?: string[];
-            ttl_seconds?: number;
+            tags?: string[] | null;
+            /** @description 0 for the default (90 days); else at least an hour, at most a year */
+            ttl_seconds?: (number | 0 | unknown) | null;
+            /** @description At most 1000 characters once control characters are removed */
             value: string;
         };
         UpdateSession: {
@@ -1077,6 +1095,12 @@ export interface components {
                 sessions?: number;
                 user?: string;
             }[];
+        };
+        UserState: {
+            /** @description Every key starts with "user:", has no control character and at most 256 characters; a null value deletes the key */
+            state: {
+                [key: string]: unknown;
+            };
         };
         Whoami: {
             app?: string;
@@ -2056,7 +2080,7 @@ export interface operations {
     runAgent: {
         parameters: {
             query?: {
-                stream?: string;
+                stream?: boolean;
             };
             header?: never;
             path: {
@@ -2267,7 +2291,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["State"];
+                "application/json": components["schemas"]["AppState"];
             };
         };
         responses: {
@@ -2366,7 +2390,7 @@ export interface operations {
     listAppUsers: {
         parameters: {
             query?: {
-                page_size?: string;
+                page_size?: number;
                 page_token?: string;
             };
             header?: never;
@@ -2677,7 +2701,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["Content"];
+                    "application/x-tar": components["schemas"]["Archive"];
                 };
             };
             /** @description Bad Request */
@@ -2759,7 +2783,7 @@ export interface operations {
             query?: {
                 prefix?: string;
                 category?: string;
-                as_of?: string;
+                as_of?: string | unknown | unknown;
             };
             header?: never;
             path: {
@@ -2964,7 +2988,7 @@ export interface operations {
     recallFact: {
         parameters: {
             query?: {
-                as_of?: string;
+                as_of?: string | unknown | unknown;
             };
             header?: never;
             path: {
@@ -3263,8 +3287,8 @@ export interface operations {
     };
     factHistory: {
         parameters: {
-            query?: {
-                key?: string;
+            query: {
+                key: string;
             };
             header?: never;
             path: {
@@ -3573,7 +3597,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/octet-stream": components["schemas"]["Content"];
+                "application/octet-stream": components["schemas"]["Archive"];
+                "application/x-tar": components["schemas"]["Archive"];
             };
         };
         responses: {
@@ -3771,9 +3796,9 @@ export interface operations {
     listSessions: {
         parameters: {
             query?: {
-                page_size?: string;
+                page_size?: number;
                 page_token?: string;
-                order?: string;
+                order?: "created" | "updated";
             };
             header?: never;
             path: {
@@ -3978,9 +4003,9 @@ export interface operations {
     getSession: {
         parameters: {
             query?: {
-                recent?: string;
+                recent?: number;
                 after?: string;
-                before_seq?: string;
+                before_seq?: number;
             };
             header?: never;
             path: {
@@ -4377,7 +4402,7 @@ export interface operations {
     loadArtifact: {
         parameters: {
             query?: {
-                version?: string;
+                version?: number;
             };
             header?: never;
             path: {
@@ -4396,7 +4421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["Content"];
+                    "*/*": components["schemas"]["Content"];
                 };
             };
             /** @description Bad Request */
@@ -4485,9 +4510,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/octet-stream": components["schemas"]["Content"];
+                "*/*": components["schemas"]["Content"];
             };
         };
         responses: {
@@ -5082,15 +5107,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not Implemented */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Bad Gateway */
             502: {
                 headers: {
@@ -5218,7 +5234,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["State"];
+                "application/json": components["schemas"]["UserState"];
             };
         };
         responses: {
@@ -5698,7 +5714,7 @@ export interface operations {
     listAllUsers: {
         parameters: {
             query?: {
-                page_size?: string;
+                page_size?: number;
                 page_token?: string;
             };
             header?: never;

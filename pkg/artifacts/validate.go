@@ -9,7 +9,9 @@ import (
 	"github.com/hectormem/hector/pkg/ident"
 )
 
-const maxNameBytes = 255
+// MaxNameChars is the longest artifact name, in characters: what the SQL
+// stores' column holds.
+const MaxNameChars = 255
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
@@ -18,17 +20,17 @@ func invalid(format string, args ...any) error {
 // owner is where an artifact is stored: its session, or "" for the user's.
 type owner struct{ app, user, session string }
 
-// validateName checks a name: non-empty, at most 255 bytes of UTF-8, and
+// validateName checks a name: non-empty, at most 255 characters, and
 // nothing that could climb out of a directory or confuse a terminal.
 func validateName(name string) error {
 	bare := strings.TrimPrefix(name, UserPrefix)
 	switch {
 	case bare == "":
 		return invalid("artifact name %q is empty", name)
-	case len(name) > maxNameBytes:
-		return invalid("artifact name is %d bytes, over the limit of %d", len(name), maxNameBytes)
 	case !utf8.ValidString(name):
 		return invalid("artifact name %q is not valid UTF-8", name)
+	case utf8.RuneCountInString(name) > MaxNameChars:
+		return invalid("artifact name has %d characters, over the limit of %d", utf8.RuneCountInString(name), MaxNameChars)
 	case strings.ContainsAny(name, `/\`):
 		return invalid("artifact name %q contains a slash: names are flat, like report.pdf", name)
 	case strings.Contains(name, ".."):

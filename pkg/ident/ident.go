@@ -11,10 +11,11 @@ import (
 	"github.com/hectormem/hector/pkg/errkind"
 )
 
-// MaxBytes is the longest ID, in bytes of UTF-8.
-const MaxBytes = 128
+// MaxChars is the longest ID, in characters: what the SQL stores' columns
+// hold.
+const MaxChars = 128
 
-// Check refuses an ID that is empty, longer than MaxBytes, not UTF-8 or
+// Check refuses an ID that is empty, longer than MaxChars, not UTF-8 or
 // holds a control character, with an errkind.InvalidArgument error that
 // names what the ID is ("app name", "session ID").
 func Check(what, id string) error {
@@ -30,8 +31,8 @@ func Problem(what, id string) string {
 	switch {
 	case id == "":
 		return what + " is empty"
-	case len(id) > MaxBytes:
-		return fmt.Sprintf("%s is longer than %d bytes", what, MaxBytes)
+	case utf8.RuneCountInString(id) > MaxChars:
+		return fmt.Sprintf("%s is longer than %d characters", what, MaxChars)
 	case !utf8.ValidString(id):
 		return what + " is not valid UTF-8"
 	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):

@@ -11,8 +11,8 @@ import (
 
 func TestCheck(t *testing.T) {
 	for id, ok := range map[string]bool{
-		"alice": true, "chat:42": true, "café/été": true, "a trip to Lisbon": true, strings.Repeat("x", MaxBytes): true,
-		"": false, strings.Repeat("x", MaxBytes+1): false, "a\x00b": false, "tab\there": false, "\xff": false, "del\x7f": false,
+		"alice": true, "chat:42": true, "café/été": true, "a trip to Lisbon": true, strings.Repeat("x", MaxChars): true, strings.Repeat("é", MaxChars): true,
+		"": false, strings.Repeat("x", MaxChars+1): false, strings.Repeat("é", MaxChars+1): false, "a\x00b": false, "tab\there": false, "\xff": false, "del\x7f": false,
 	} {
 		err := Check("user ID", id)
 		if (err == nil) != ok {
@@ -32,7 +32,7 @@ func FuzzCheck(f *testing.F) {
 		if Check("id", id) != nil {
 			return
 		}
-		if id == "" || len(id) > MaxBytes || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if id == "" || utf8.RuneCountInString(id) > MaxChars || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			t.Errorf("Check accepted %q", id)
 		}
 	})

@@ -361,3 +361,57 @@ func TestSessionTitlesAndUpdateOrder(t *testing.T) {
 		t.Errorf("an unknown order: %d", w.Code)
 	}
 }
+
+// What was deleted is gone: a deleted session, artifact and fact answer
+// 404, not an empty success.
+func TestDeletedIsNotFound(t *testing.T) {
+	s := newTestServer(t, nil)
+	u := "/v1/apps/a/users/alice"
+	for _, setup := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", u + "/sessions", map[string]any{"session_id": "s1"}},
+		{"PUT", u + "/sessions/s1/artifacts/x.txt", "content"},
+		{"POST", u + "/facts", map[string]any{"key": "deploy/tool", "value": "helm"}},
+	} {
+		if w := do(t, s, setup.method, setup.path, adminKey, setup.body); w.Code != 201 {
+			t.Fatalf("%s %s: %d %s", setup.method, setup.path, w.Code, w.Body)
+		}
+	}
+	for _, path := range []string{u + "/sessions/s1/artifacts/x.txt", u + "/facts/deploy/tool", u + "/sessions/s1"} {
+		if w := do(t, s, "DELETE", path, adminKey, nil); w.Code != 204 {
+			t.Fatalf("DELETE %s: %d %s", path, w.Code, w.Body)
+		}
+		if w := do(t, s, "GET", path, adminKey, nil); w.Code != 404 {
+			t.Errorf("GET %s after its DELETE: %d %s, want 404", path, w.Code, w.Body)
+		}
+	}
+}
+
+// A method a path does not take is a 405 naming the ones it does, also
+// where the path is a wildcard route's but for its slash (…/facts and
+// …/facts/{key...}), which the router would otherwise redirect.
+func TestUnroutedMethodIs405EvenBesideAWildcard(t *testing.T) {
+	s := newTestServer(t, nil)
+	w := do(t, s, "DELETE", "/v1/apps/a/users/alice/facts", adminKey, nil)
+	if w.Code != 405 || w.Header().Get("Allow") != "POST, GET" {
+		t.Errorf("DELETE …/facts: %d, Allow %q, %s; want 405 naming POST, GET", w.Code, w.Header().Get("Allow"), w.Body)
+	}
+}
+
+// A number or time query parameter given empty is refused, not read as
+// left out.
+func TestEmptyQueryParameterIsRefused(t *testing.T) {
+	s := newTestServer(t, nil)
+	u := "/v1/apps/a/users/alice"
+	do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s1"})
+	for _, path := range []string{u + "/sessions?page_size=", u + "/sessions/s1?recent=", u + "/sessions/s1?after=", u + "/facts?as_of="} {
+		if w := do(t, s, "GET", path, adminKey, nil); w.Code != 400 || !strings.Contains(w.Body.String(), "is empty") {
+			t.Errorf("GET %s: %d %s, want 400 saying it is empty", path, w.Code, w.Body)
+		}
+	}
+	if w := do(t, s, "GET", u+"/sessions?page_token=", adminKey, nil); w.Code != 200 {
+		t.Errorf("an empty page token (the first page): %d %s", w.Code, w.Body)
+	}
+}

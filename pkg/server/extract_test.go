@@ -18,7 +18,7 @@ import (
 func TestExtractOverHTTP(t *testing.T) {
 	off := newTestServer(t, nil)
 	do(t, off, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "s"})
-	if w := do(t, off, "POST", "/v1/apps/a/users/alice/sessions/s/memories:extract", aliceKey, nil); w.Code != 501 || !strings.Contains(w.Body.String(), "server.extraction.llm") {
+	if w := do(t, off, "POST", "/v1/apps/a/users/alice/sessions/s/memories:extract", aliceKey, nil); w.Code != 409 || !strings.Contains(w.Body.String(), "server.extraction.llm") {
 		t.Errorf("extraction off: %d %s", w.Code, w.Body)
 	}
 

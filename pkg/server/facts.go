@@ -43,9 +43,9 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 
 // asOf reads the as_of query parameter: zero when absent.
 func asOf(r *http.Request) (time.Time, error) {
-	v := r.URL.Query().Get("as_of")
-	if v == "" {
-		return time.Time{}, nil
+	v, ok, err := param(r, "as_of")
+	if !ok || err != nil {
+		return time.Time{}, err
 	}
 	t, err := timearg.Parse(v)
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *Server) factsSummary(w http.ResponseWriter, r *http.Request) error {
 // when to try again.
 func (s *Server) extractMemories(w http.ResponseWriter, r *http.Request) error {
 	if s.svcs.Extractor == nil {
-		return &apiError{http.StatusNotImplemented, "not_implemented", "extraction is off: set server.extraction.llm to one of the llms entries"}
+		return &apiError{http.StatusConflict, "extraction_off", "extraction is off: set server.extraction.llm to one of the llms entries"}
 	}
 	var req struct {
 		AfterSeq int64 `json:"after_seq"`

@@ -17,7 +17,7 @@ import (
 )
 
 // badIDs are path segments no store takes: control characters, and an ID
-// over 128 bytes.
+// over 128 characters.
 var badIDs = []string{"a%0Ab", "a%09b", "a%0Db", "a%7Fb", "a%1Bb", "a%00b", strings.Repeat("x", 129)}
 
 // Every route that names an app, a user or a session refuses an ID no

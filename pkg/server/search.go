@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/internal/timearg"
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/recall"
 )
@@ -94,6 +95,13 @@ func (s *Server) startRebuild(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.User != "" && req.App == "" {
 		return badRequest("field \"user\" needs \"app\" too")
+	}
+	for _, f := range [][2]string{{"app name", req.App}, {"user ID", req.User}} {
+		if f[1] != "" {
+			if err := ident.Check(f[0], f[1]); err != nil {
+				return err
+			}
+		}
 	}
 	s.rebuild.mu.Lock()
 	if s.rebuild.status.State == "running" {

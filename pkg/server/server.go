@@ -110,7 +110,7 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 	mux.Handle("/ui/", ui)
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	allowed := s.allowedMethods()
-	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	unrouted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" && r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
 			http.Redirect(w, r, "/ui/", http.StatusSeeOther) // a browser: the console
 			return
@@ -121,7 +121,14 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 			return
 		}
 		writeError(w, &apiError{http.StatusNotFound, "not_found", "no route " + r.Method + " " + r.URL.Path + ": the API is described at /openapi.json, the console is at /ui/"})
-	}))
+	})
+	mux.Handle("/", unrouted)
+	// Every route's path for the other methods too: without, a path that
+	// is one of "…/facts/{key...}" but for its slash (DELETE …/facts)
+	// would be redirected to it rather than answered 405.
+	for path := range s.routePaths() {
+		mux.Handle(path, unrouted)
+	}
 	s.handler = s.guard(mux)
 	return s, nil
 }
@@ -131,17 +138,23 @@ func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Serve
 // routes are, whatever the method.
 func (s *Server) allowedMethods() func(r *http.Request) string {
 	paths := http.NewServeMux()
-	methods := map[string][]string{}
-	for _, rt := range s.routes {
-		if methods[rt.path] == nil {
-			paths.Handle(rt.path, http.NotFoundHandler())
-		}
-		methods[rt.path] = append(methods[rt.path], rt.method)
+	methods := s.routePaths()
+	for path := range methods {
+		paths.Handle(path, http.NotFoundHandler())
 	}
 	return func(r *http.Request) string {
 		_, pattern := paths.Handler(r)
 		return strings.Join(methods[pattern], ", ")
 	}
+}
+
+// routePaths maps each route's path to the methods it takes.
+func (s *Server) routePaths() map[string][]string {
+	methods := map[string][]string{}
+	for _, rt := range s.routes {
+		methods[rt.path] = append(methods[rt.path], rt.method)
+	}
+	return methods
 }
 
 // guard refuses what a web page of another site can make a browser send:
@@ -448,12 +461,12 @@ func (s *Server) table() []route {
 		{method: "DELETE", name: "deleteSession", path: userPath + "/sessions/{id}", summary: "Delete a session and all that belongs to it", scope: scopeUser, handle: s.deleteSession, status: 204},
 		{method: "POST", name: "appendEvent", path: userPath + "/sessions/{id}/events", summary: "Append an event (expected_seq for compare-and-swap)", scope: scopeUser, handle: s.appendEvent, request: "AppendEvent", response: "Event", status: 201},
 		{method: "POST", name: "getContext", path: userPath + "/sessions/{id}/context", summary: "The events an LLM should see next", scope: scopeUser, handle: s.sessionContext, request: "ContextRequest", response: "Context", status: 200},
-		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200, also: []int{501, 502}},
+		{method: "POST", name: "extractMemories", path: userPath + "/sessions/{id}/memories:extract", summary: "Learn facts from the session's messages with the configured model (server.extraction)", scope: scopeUser, handle: s.extractMemories, request: "ExtractRequest", response: "ExtractResult", status: 200, also: []int{502}},
 
 		{method: "GET", name: "getAppState", path: "/v1/apps/{app}/state", summary: "Get app state", scope: scopeApp, handle: s.getAppState, response: "State", status: 200},
-		{method: "PATCH", name: "updateAppState", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "State", response: "State", status: 200},
+		{method: "PATCH", name: "updateAppState", path: "/v1/apps/{app}/state", summary: "Change app state (null deletes a key)", scope: scopeApp, handle: s.patchAppState, request: "AppState", response: "State", status: 200},
 		{method: "GET", name: "getUserState", path: userPath + "/state", summary: "Get user state", scope: scopeUser, handle: s.getUserState, response: "State", status: 200},
-		{method: "PATCH", name: "updateUserState", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "State", response: "State", status: 200},
+		{method: "PATCH", name: "updateUserState", path: userPath + "/state", summary: "Change user state (null deletes a key)", scope: scopeUser, handle: s.patchUserState, request: "UserState", response: "State", status: 200},
 
 		{method: "GET", name: "listArtifacts", path: userPath + "/sessions/{id}/artifacts", summary: "List artifacts", scope: scopeUser, handle: s.listArtifacts, response: "ArtifactList", status: 200},
 		{method: "PUT", name: "saveArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Save a new version (the body is the content)", scope: scopeUser, handle: s.putArtifact, request: "Content", response: "Artifact", status: 201, stream: true},
@@ -462,8 +475,8 @@ func (s *Server) table() []route {
 		{method: "DELETE", name: "deleteArtifact", path: userPath + "/sessions/{id}/artifacts/{name}", summary: "Delete every version", scope: scopeUser, handle: s.deleteArtifact, status: 204},
 
 		{method: "DELETE", name: "eraseUser", path: userPath, summary: "Erase the user everywhere: sessions, state, artifacts, facts and their history, index entries; returns the receipt, or 202 with the running receipt and Location to follow it when the erasure outlasts 20 s; writes to the user answer 409 erasure_in_progress until it is verified (a user's own credential only with server.auth.self_erasure)", scope: s.eraseScope(), handle: s.eraseUser, response: "ErasureReceipt", status: 200, also: []int{202}},
-		{method: "GET", name: "exportUser", path: userPath + "/export", summary: "Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)", scope: scopeUser, handle: s.exportUser, response: "Content", status: 200},
-		{method: "POST", name: "importUser", path: userPath + "/import", summary: "Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)", scope: scopeApp, handle: s.importUser, request: "Content", response: "ImportSummary", status: 201, stream: true},
+		{method: "GET", name: "exportUser", path: userPath + "/export", summary: "Everything Hector holds about the user, as a tar archive (JSON lines and artifact files)", scope: scopeUser, handle: s.exportUser, response: "Archive", status: 200},
+		{method: "POST", name: "importUser", path: userPath + "/import", summary: "Restore a user from an archive GET …/export made, here or in another deployment (the user must hold nothing yet)", scope: scopeApp, handle: s.importUser, request: "Archive", response: "ImportSummary", status: 201, stream: true},
 		{method: "GET", name: "getErasureReceipt", path: userPath + "/erasure", summary: "The receipt of the user's latest erasure", scope: scopeApp, handle: s.erasureReceipt, response: "ErasureReceipt", status: 200},
 		{method: "POST", name: "storeFact", path: userPath + "/facts", summary: "Store a fact (the same key again supersedes its value, which stays in its history)", scope: scopeUser, handle: s.storeFact, request: "StoreFact", response: "Fact", status: 201},
 		{method: "GET", name: "listFacts", path: userPath + "/facts", summary: "List live facts, newest first; as_of lists those that held then", scope: scopeUser, handle: s.listFacts, query: []string{"prefix", "category", "as_of"}, response: "FactList", status: 200},

@@ -57,15 +57,29 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func intParam(r *http.Request, name string) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return 0, nil
+	v, ok, err := param(r, name)
+	if !ok || err != nil {
+		return 0, err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0, badRequest("query parameter %s=%q is not a whole number ≥ 0", name, v)
 	}
 	return n, nil
+}
+
+// param reads a query parameter that is a number or a time: ok is false
+// when it is left out, and an empty value is refused rather than taken for
+// one left out.
+func param(r *http.Request, name string) (v string, ok bool, err error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return "", false, nil
+	}
+	if v = q.Get(name); v == "" {
+		return "", false, badRequest("query parameter %s is empty: give a value or leave it out", name)
+	}
+	return v, true, nil
 }
 
 // boolParam reads a flag: present and empty (?stream), or any of Go's
@@ -120,8 +134,12 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	v, ok, err := param(r, "after")
+	if err != nil {
+		return err
+	}
 	var after time.Time
-	if v := r.URL.Query().Get("after"); v != "" {
+	if ok {
 		if after, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			return badRequest("query parameter after=%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
 		}

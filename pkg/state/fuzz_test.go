@@ -19,7 +19,7 @@ func FuzzScopeOf(f *testing.F) {
 			if !errors.Is(err, ErrInvalidKey) {
 				t.Fatalf("ScopeOf(%q): error %v does not wrap ErrInvalidKey", key, err)
 			}
-			valid := key != "" && len(key) <= MaxKeyBytes && utf8.ValidString(key) && !strings.ContainsFunc(key, isControl) &&
+			valid := key != "" && utf8.RuneCountInString(key) <= MaxKeyChars && utf8.ValidString(key) && !strings.ContainsFunc(key, isControl) &&
 				key != KeyPrefixApp && key != KeyPrefixUser && key != KeyPrefixTemp
 			if valid {
 				t.Fatalf("ScopeOf(%q) rejected a valid key: %v", key, err)

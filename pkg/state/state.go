@@ -12,6 +12,7 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"unicode/utf8"
@@ -26,8 +27,9 @@ const (
 	KeyPrefixTemp = "temp:"
 )
 
-// MaxKeyBytes bounds a key's length so keys stay cheap to index in every backend.
-const MaxKeyBytes = 256
+// MaxKeyChars bounds a key's length, in characters (what the SQL columns
+// hold), so keys stay cheap to index in every backend.
+const MaxKeyChars = 256
 
 var (
 	// ErrStateKeyNotExist is returned by State.Get for a key that has no value.
@@ -81,11 +83,11 @@ func ScopeOf(key string) (Scope, error) {
 	if key == "" {
 		return 0, keyError(key, "is empty")
 	}
-	if len(key) > MaxKeyBytes {
-		return 0, keyError(key[:32]+"…", "is longer than 256 bytes")
-	}
 	if !utf8.ValidString(key) {
 		return 0, keyError(key, "is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(key); n > MaxKeyChars {
+		return 0, keyError(string([]rune(key)[:32])+"…", fmt.Sprintf("has %d characters, over the limit of %d", n, MaxKeyChars))
 	}
 	if strings.ContainsFunc(key, isControl) {
 		return 0, keyError(key, "contains a control character")

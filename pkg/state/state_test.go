@@ -17,7 +17,7 @@ func TestScopeOf(t *testing.T) {
 			t.Errorf("ScopeOf(%q) = %v, %v; want %v", key, got, err, want)
 		}
 	}
-	for _, key := range []string{"", "app:", "user:", "temp:", strings.Repeat("k", MaxKeyBytes+1), "a\x00b", "tab\there", "\xff\xfe"} {
+	for _, key := range []string{"", "app:", "user:", "temp:", strings.Repeat("k", MaxKeyChars+1), strings.Repeat("é", MaxKeyChars+1), "a\x00b", "tab\there", "\xff\xfe"} {
 		_, err := ScopeOf(key)
 		if !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ScopeOf(%q): error %v, want ErrInvalidKey", key, err)

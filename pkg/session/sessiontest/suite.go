@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/state"
 )
@@ -1032,6 +1033,21 @@ func testIDsCompareExactly(t *testing.T, svc session.Service) {
 	}
 	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: "S"}); err != nil {
 		t.Errorf("session S beside s: %v", err)
+	}
+	// The longest IDs are counted in characters, as the SQL columns hold
+	// them: 128 of them, 2 to 4 bytes each, fit every backend.
+	long := func(c string) string { return strings.Repeat(c, ident.MaxChars) }
+	appName, userID, sessionID := long("é"), long("日"), long("😀")
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: sessionID,
+		State: map[string]any{"user:long": true}}); err != nil {
+		t.Fatalf("Create with IDs of %d characters: %v", ident.MaxChars, err)
+	}
+	got, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+	if err != nil || got.Session.ID() != sessionID || got.Session.UserID() != userID || got.Session.AppName() != appName {
+		t.Fatalf("Get with IDs of %d characters: %v", ident.MaxChars, err)
+	}
+	if v, _ := got.Session.State().Get("user:long"); v != true {
+		t.Errorf("user state under long IDs: %v", v)
 	}
 }
 
