@@ -16,7 +16,12 @@ start_postgres() {
     chown postgres: "$pg_dir"
     as=(runuser -u postgres --)
   fi
-  "${as[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -U hector --auth=trust -E UTF8 >"$pg_dir/initdb.log" 2>&1 ||
+  # Text sorts by an English locale, as on most servers in production, not
+  # by bytes: code that needs the bytes' order must ask for it. (ICU needs
+  # PostgreSQL 15; an older one sorts by bytes.)
+  "${as[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -U hector --auth=trust -E UTF8 \
+    --locale-provider=icu --icu-locale=en-US --locale=C.UTF-8 >"$pg_dir/initdb.log" 2>&1 ||
+    { rm -rf "$pg_dir/data" && "${as[@]}" "$pg_bin/initdb" -D "$pg_dir/data" -U hector --auth=trust -E UTF8 >"$pg_dir/initdb.log" 2>&1; } ||
     { cat "$pg_dir/initdb.log" >&2; return 1; }
   "${as[@]}" "$pg_bin/pg_ctl" -D "$pg_dir/data" -w -l "$pg_dir/server.log" \
     -o "-c listen_addresses='' -c unix_socket_directories=$pg_dir -c max_connections=300" start >/dev/null ||

@@ -602,10 +602,13 @@ type UpdateSession struct {
 type UserList struct {
 	NextPageToken *string `json:"next_page_token,omitempty"`
 	Users         *[]struct {
-		App            *string `json:"app,omitempty"`
-		LastUpdateTime *string `json:"last_update_time,omitempty"`
-		Sessions       *int    `json:"sessions,omitempty"`
-		User           *string `json:"user,omitempty"`
+		App   string `json:"app"`
+		Facts int    `json:"facts"`
+
+		// LastUpdateTime Their sessions' last update; absent with none
+		LastUpdateTime *time.Time `json:"last_update_time,omitempty"`
+		Sessions       int        `json:"sessions"`
+		User           string     `json:"user"`
 	} `json:"users,omitempty"`
 }
 
@@ -912,7 +915,7 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/apps/{app}/state (the `UpdateAppState` operationId).
 	UpdateAppState(ctx context.Context, app string, body UpdateAppStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListAppUsers One app's users that have sessions
+	// ListAppUsers One app's users that have sessions or facts
 	//
 	// Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 	ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1180,7 +1183,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/index:rebuild (the `StartRebuild` operationId).
 	StartRebuild(ctx context.Context, body StartRebuildJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListAllUsers Every app's users that have sessions
+	// ListAllUsers Every app's users that have sessions or facts
 	//
 	// Corresponds with GET /v1/users (the `ListAllUsers` operationId).
 	ListAllUsers(ctx context.Context, params *ListAllUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1481,7 +1484,7 @@ func (c *Client) UpdateAppState(ctx context.Context, app string, body UpdateAppS
 	return c.Client.Do(req)
 }
 
-// ListAppUsers One app's users that have sessions
+// ListAppUsers One app's users that have sessions or facts
 //
 // Corresponds with GET /v1/apps/{app}/users (the `ListAppUsers` operationId).
 func (c *Client) ListAppUsers(ctx context.Context, app string, params *ListAppUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2189,7 +2192,7 @@ func (c *Client) StartRebuild(ctx context.Context, body StartRebuildJSONRequestB
 	return c.Client.Do(req)
 }
 
-// ListAllUsers Every app's users that have sessions
+// ListAllUsers Every app's users that have sessions or facts
 //
 // Corresponds with GET /v1/users (the `ListAllUsers` operationId).
 func (c *Client) ListAllUsers(ctx context.Context, params *ListAllUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4771,7 +4774,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/apps/{app}/state (the `UpdateAppState` operationId).
 	UpdateAppStateWithResponse(ctx context.Context, app string, body UpdateAppStateJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAppStateResponse, error)
 
-	// ListAppUsersWithResponse One app's users that have sessions
+	// ListAppUsersWithResponse One app's users that have sessions or facts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5079,7 +5082,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/index:rebuild (the `StartRebuild` operationId).
 	StartRebuildWithResponse(ctx context.Context, body StartRebuildJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRebuildResponse, error)
 
-	// ListAllUsersWithResponse Every app's users that have sessions
+	// ListAllUsersWithResponse Every app's users that have sessions or facts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10068,7 +10071,7 @@ func (c *ClientWithResponses) UpdateAppStateWithResponse(ctx context.Context, ap
 	return ParseUpdateAppStateResponse(rsp)
 }
 
-// ListAppUsersWithResponse One app's users that have sessions
+// ListAppUsersWithResponse One app's users that have sessions or facts
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10640,7 +10643,7 @@ func (c *ClientWithResponses) StartRebuildWithResponse(ctx context.Context, body
 	return ParseStartRebuildResponse(rsp)
 }
 
-// ListAllUsersWithResponse Every app's users that have sessions
+// ListAllUsersWithResponse Every app's users that have sessions or facts
 //
 // Returns a wrapper object for the known response body format(s).
 //

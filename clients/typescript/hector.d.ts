@@ -216,7 +216,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One app's users that have sessions */
+        /** One app's users that have sessions or facts */
         get: operations["listAppUsers"];
         put?: never;
         post?: never;
@@ -633,7 +633,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every app's users that have sessions */
+        /** Every app's users that have sessions or facts */
         get: operations["listAllUsers"];
         put?: never;
         post?: never;
@@ -1090,10 +1090,15 @@ export interface components {
         UserList: {
             next_page_token?: string;
             users?: {
-                app?: string;
+                app: string;
+                facts: number;
+                /**
+                 * Format: date-time
+                 * @description Their sessions' last update; absent with none
+                 */
                 last_update_time?: string;
-                sessions?: number;
-                user?: string;
+                sessions: number;
+                user: string;
             }[];
         };
         UserState: {

@@ -94,6 +94,8 @@ server:
 	}
 	api("POST", "/v1/apps/a/users/bob/sessions", map[string]any{"session_id": "bobs"})
 	api("POST", "/v1/apps/a/users/bob/sessions/bobs/events", text("user", "user", "bob's secret plan: Porto"))
+	// dana has facts and no session.
+	api("POST", "/v1/apps/a/users/dana/facts", map[string]any{"key": "team", "value": "Works on payments"})
 	return hs
 }
 
@@ -235,9 +237,9 @@ func (b *browser) signIn(base, key string) {
 }
 
 func screenshotDir(t *testing.T) string {
-	dir := os.Getenv("HECTOR_SCREENSHOTS")
+	dir := os.Getenv("HECTOR_SCREENSHOTS") // to keep them
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hector-console-screenshots")
+		dir = t.TempDir()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -373,6 +375,9 @@ func TestBrowser(t *testing.T) {
 	b.run(chromedp.Navigate(hs.URL+"/ui/index"), chromedp.Click(`#rebuild button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#rebuild .status.state-done`, chromedp.ByQuery))
 	b.screenshot("index")
+	// The users: those with facts only are there too, and lead to them.
+	b.run(chromedp.Navigate(hs.URL+"/ui/"), chromedp.Click(`a[href="/ui/apps/a/users/dana"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`a[href="/ui/apps/a/users/dana/facts"]`, chromedp.ByQuery))
 	b.run(chromedp.Navigate(hs.URL + "/ui/"))
 	b.screenshot("users")
 
@@ -595,7 +600,7 @@ func TestNoSignInWithAuthOff(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "No user has a session yet") || strings.Contains(string(body), "Sign out") {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "No user has a session or a fact yet") || strings.Contains(string(body), "Sign out") {
 		t.Errorf("/ui/ with auth off: %s %.500s", resp.Status, body)
 	}
 }

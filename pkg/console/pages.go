@@ -53,7 +53,8 @@ type userRow struct {
 	App        string    `json:"app"`
 	User       string    `json:"user"`
 	Sessions   int       `json:"sessions"`
-	LastUpdate time.Time `json:"last_update_time"`
+	Facts      int       `json:"facts"`
+	LastUpdate time.Time `json:"last_update_time"` // of their sessions; zero with none
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {

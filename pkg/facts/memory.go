@@ -260,6 +260,33 @@ func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]r
 	return out, nil
 }
 
+func (m *memoryStorage) owners(ctx context.Context, app string, after Owner, limit int) ([]Owner, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	counts := map[Owner]int{}
+	for _, keys := range m.facts {
+		for _, vs := range keys {
+			s := vs[0].Scope
+			o := Owner{App: s.App, User: s.User}
+			if s.Kind == ScopeApp || (app != "" && s.App != app) || compareOwners(o, after) <= 0 {
+				continue
+			}
+			n := counts[o] // a user with only past facts is listed with 0
+			if vs[len(vs)-1].current() {
+				n++
+			}
+			counts[o] = n
+		}
+	}
+	out := make([]Owner, 0, len(counts))
+	for o, n := range counts {
+		o.Facts = n
+		out = append(out, o)
+	}
+	slices.SortFunc(out, compareOwners)
+	return out[:min(len(out), limit)], nil
+}
+
 // byScopeKeyTime orders versions by scope, key, then validity: of two
 // that began at once, the one that ended first.
 func byScopeKeyTime(a, b record) int {

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -410,6 +411,27 @@ type ScopedFact struct {
 	Scope     string `json:"scope"`                // user or session
 	SessionID string `json:"session_id,omitempty"` // the session's, for session scope
 	Fact
+}
+
+// Owner is a user who holds facts: of their own or of their sessions.
+type Owner struct {
+	App, User string
+	Facts     int // current facts (a user whose facts are all past has 0)
+}
+
+func compareOwners(a, b Owner) int {
+	return cmp.Or(strings.Compare(a.App, b.App), strings.Compare(a.User, b.User))
+}
+
+// Owners lists up to limit users who hold facts, current or past, after
+// the position after (the zero Owner for the first), ordered by app then
+// user as Go compares strings (as session.OwnerLister orders its owners);
+// of one app when app is not "".
+func (s *Service) Owners(ctx context.Context, app string, after Owner, limit int) ([]Owner, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	return s.st.owners(ctx, app, after, limit)
 }
 
 // UserFacts returns every version of every fact of one user, theirs and

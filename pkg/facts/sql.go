@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/hectormem/hector/internal/writelock"
+	"github.com/hectormem/hector/pkg/sqldb"
 )
 
 // factRow is a key's current version; versionRow one of its past ones.
@@ -434,6 +435,25 @@ func (q *sqlStorage) userVersions(ctx context.Context, app, user string) ([]reco
 	out := records(cur, past)
 	slices.SortStableFunc(out, byScopeKeyTime)
 	return out, nil
+}
+
+func (q *sqlStorage) owners(ctx context.Context, app string, after Owner, limit int) ([]Owner, error) {
+	appCol, userCol := sqldb.ByteOrder(q.db, "app_name"), sqldb.ByteOrder(q.db, "user_id")
+	where := "scope_kind <> ? AND (" + appCol + " > ? OR (app_name = ? AND " + userCol + " > ?))"
+	args := []any{ScopeApp, after.App, after.App, after.User}
+	if app != "" {
+		where += " AND app_name = ?"
+		args = append(args, app)
+	}
+	// A user's current facts counted, and users whose facts are all past
+	// listed too.
+	var out []Owner
+	err := q.db.WithContext(ctx).Raw("SELECT app_name AS app, user_id AS user, SUM(n) AS facts FROM ("+
+		"SELECT app_name, user_id, COUNT(*) AS n FROM facts WHERE "+where+" GROUP BY app_name, user_id"+
+		" UNION ALL SELECT app_name, user_id, 0 AS n FROM fact_history WHERE "+where+" GROUP BY app_name, user_id"+
+		") owners GROUP BY app_name, user_id ORDER BY "+appCol+", "+userCol+" LIMIT ?", append(append(args, args...), limit)...).
+		Scan(&out).Error
+	return out, err
 }
 
 func (q *sqlStorage) usedChars(ctx context.Context, s Scope, exceptKey string, now time.Time) (int, error) {

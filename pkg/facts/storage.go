@@ -86,6 +86,10 @@ type storage interface {
 	// userVersions returns every version of every fact of one user, theirs
 	// and their sessions', by scope and key, oldest first.
 	userVersions(ctx context.Context, app, user string) ([]record, error)
+	// owners returns up to limit users holding facts (of their own or
+	// their sessions', current or past), after the position, by app then
+	// user as Go compares strings; of app only when app is not "".
+	owners(ctx context.Context, app string, after Owner, limit int) ([]Owner, error)
 	// restore writes versions as they are, current ones as current and the
 	// others into the history, in one transaction.
 	restore(ctx context.Context, recs []record) error

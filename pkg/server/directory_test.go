@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,52 @@ func TestDirectory(t *testing.T) {
 	json.Unmarshal(w.Body.Bytes(), &index)
 	if w.Code != 200 || index.Type != "keyword" || index.Lag == nil || index.Rebuild.State != "idle" || index.Store == "" {
 		t.Errorf("index status: %d %s", w.Code, w.Body)
+	}
+}
+
+// The users list holds whoever holds memory: sessions, facts, or both, in
+// one order (app, then user), and pages through the two stores together
+// without losing or repeating anyone.
+func TestDirectoryListsUsersWithFactsOnly(t *testing.T) {
+	s := newTestServer(t, nil)
+	for _, u := range []string{"alice", "carol", "erin"} {
+		do(t, s, "POST", "/v1/apps/a/users/"+u+"/sessions", adminKey, map[string]any{})
+	}
+	for _, u := range []string{"Bea", "carol", "dave", "émile"} {
+		if w := do(t, s, "POST", "/v1/apps/a/users/"+u+"/facts", adminKey, map[string]any{"key": "home", "value": "Lives in Lisbon"}); w.Code != 201 {
+			t.Fatalf("storing %s's fact: %d %s", u, w.Code, w.Body)
+		}
+	}
+	type row struct {
+		User           string
+		Sessions       int
+		Facts          int
+		LastUpdateTime *string `json:"last_update_time"`
+	}
+	var all []row
+	token := ""
+	for pages := 0; ; pages++ {
+		var page struct {
+			Users         []row
+			NextPageToken string `json:"next_page_token"`
+		}
+		w := do(t, s, "GET", "/v1/apps/a/users?page_size=2&page_token="+token, appAKey, nil)
+		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &page) != nil || len(page.Users) > 2 || pages > 4 {
+			t.Fatalf("page %d: %d %s", pages, w.Code, w.Body)
+		}
+		all = append(all, page.Users...)
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	var got []string
+	for _, u := range all {
+		got = append(got, fmt.Sprintf("%s:%d/%d", u.User, u.Sessions, u.Facts))
+		if (u.LastUpdateTime != nil) != (u.Sessions > 0) {
+			t.Errorf("%s: last update %v with %d sessions", u.User, u.LastUpdateTime, u.Sessions)
+		}
+	}
+	if want := "Bea:0/1 alice:1/0 carol:1/1 dave:0/1 erin:1/0 émile:0/1"; strings.Join(got, " ") != want {
+		t.Errorf("users, paged by 2: %s, want %s", strings.Join(got, " "), want)
 	}
 }

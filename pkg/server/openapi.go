@@ -299,8 +299,10 @@ var schemas = map[string]any{
 	"RunRequest":     body(map[string]any{"user_id": id, "session_id": optionalID, "message": nonEmpty, "app": str}, "user_id", "message"),
 	"RunResult": obj(map[string]any{"app_name": str, "user_id": str, "session_id": str, "reply": str,
 		"events": array(ref("Event")), "metadata": anyObj}),
-	"Whoami":        obj(map[string]any{"name": str, "role": str, "app": str, "user": str, "approver": map[string]any{"type": "boolean"}}),
-	"UserList":      obj(map[string]any{"users": array(obj(map[string]any{"app": str, "user": str, "sessions": num, "last_update_time": str})), "next_page_token": str}),
+	"Whoami": obj(map[string]any{"name": str, "role": str, "app": str, "user": str, "approver": map[string]any{"type": "boolean"}}),
+	"UserList": obj(map[string]any{"users": array(obj(map[string]any{"app": str, "user": str, "sessions": num, "facts": num,
+		"last_update_time": map[string]any{"type": "string", "format": "date-time", "description": "Their sessions' last update; absent with none"}},
+		"app", "user", "sessions", "facts")), "next_page_token": str}),
 	"IndexStatus":   obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus")}),
 	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
 }

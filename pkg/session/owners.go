@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+
+	"github.com/hectormem/hector/pkg/sqldb"
 )
 
 // OwnerLister lists who has sessions: the apps and users of a store, for
@@ -16,7 +18,7 @@ type OwnerLister interface {
 }
 
 // OwnersRequest asks for a page of (app, user) pairs, ordered by app then
-// user; AppName, when set, keeps one app's users.
+// user (as Go compares strings); AppName, when set, keeps one app's users.
 type OwnersRequest struct {
 	AppName   string
 	PageSize  int
@@ -65,10 +67,27 @@ func ownersPage(owners []OwnerInfo, size int) *OwnersResponse {
 	if len(owners) > size {
 		resp.Owners = owners[:size]
 		last := owners[size-1]
-		raw, _ := json.Marshal(ownersPosition{last.AppName, last.UserID})
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString(raw)
+		resp.NextPageToken = OwnersPageToken(last.AppName, last.UserID)
 	}
 	return resp
+}
+
+// OwnersPageToken is the page token that lists the owners after (app,
+// user), in the order ListOwners keeps (by app, then user, as Go compares
+// strings): for callers that page owners of several stores together.
+func OwnersPageToken(app, user string) string {
+	raw, _ := json.Marshal(ownersPosition{app, user})
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// OwnersTokenPosition is the (app, user) a page token from ListOwners or
+// OwnersPageToken lists after; "" for an empty token.
+func OwnersTokenPosition(token string) (app, user string, err error) {
+	_, from, err := checkOwners(&OwnersRequest{PageToken: token})
+	if err != nil || from == nil {
+		return "", "", err
+	}
+	return from.App, from.User, nil
 }
 
 func (m *inMemoryService) ListOwners(ctx context.Context, req *OwnersRequest) (*OwnersResponse, error) {
@@ -112,10 +131,13 @@ func (s *SQLService) ListOwners(ctx context.Context, req *OwnersRequest) (*Owner
 	if req.AppName != "" {
 		q = q.Where("app_name = ?", req.AppName)
 	}
+	// In the bytes' order, as Go compares: the server merges these owners
+	// with other stores'.
+	app, user := sqldb.ByteOrder(s.db, "app_name"), sqldb.ByteOrder(s.db, "user_id")
 	if from != nil {
-		q = q.Where("(app_name > ? OR (app_name = ? AND user_id > ?))", from.App, from.App, from.User)
+		q = q.Where("("+app+" > ? OR (app_name = ? AND "+user+" > ?))", from.App, from.App, from.User)
 	}
-	err = q.Group("app_name, user_id").Order("app_name, user_id").Limit(size + 1).Scan(&rows).Error
+	err = q.Group("app_name, user_id").Order(app + ", " + user).Limit(size + 1).Scan(&rows).Error
 	if err != nil {
 		return nil, err
 	}

@@ -185,3 +185,15 @@ func Close(db *gorm.DB) error {
 	writelock.Forget(sqlDB)
 	return sqlDB.Close()
 }
+
+// ByteOrder is column as ORDER BY and comparisons should name it so that
+// text sorts by its UTF-8 bytes, as Go compares strings, on every
+// database: SQLite's and Hector's MySQL tables compare bytes already;
+// PostgreSQL compares by its database's locale unless told "C". Lists
+// that merge rows of several stores need the one order.
+func ByteOrder(db *gorm.DB, column string) string {
+	if db.Dialector.Name() == "postgres" {
+		return column + ` COLLATE "C"`
+	}
+	return column
+}

@@ -63,6 +63,12 @@ func main() {
 			outputs[key] = append(outputs[key], ev.Output)
 		case "pass", "fail", "skip":
 			if ev.Test == "" {
+				// A package that failed with no test of its own failing did
+				// not build, or failed outside its tests: a failure all the
+				// same.
+				if ev.Action == "fail" && !slices.ContainsFunc(failed, func(f string) bool { return strings.HasSuffix(f, " ("+ev.Package+")") }) {
+					failed = append(failed, "the package ("+ev.Package+"): it did not build, or failed outside its tests")
+				}
 				continue
 			}
 			switch ev.Action {

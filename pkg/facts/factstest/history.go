@@ -2,7 +2,9 @@ package factstest
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -394,5 +396,59 @@ func testForgetUser(t *testing.T, svc *facts.Service, clock *Clock) {
 	}
 	if _, err := svc.ForgetUser(ctx, "app", ""); err == nil {
 		t.Error("forgetting a user without naming one: no error")
+	}
+}
+
+// Owners lists the users holding facts, theirs or their sessions', current
+// or only past, by app then user in bytes' order ("B" before "a", "é"
+// last), paged by position, one app or all; an app's own facts name no
+// user, and a forgotten user is gone.
+func testOwners(t *testing.T, svc *facts.Service, clock *Clock) {
+	ctx := t.Context()
+	store(t, svc, facts.UserScope("app", "alice"), "home", "Lives in Lisbon", "")
+	store(t, svc, facts.UserScope("app", "alice"), "pet", "Has a dog", "")
+	store(t, svc, facts.SessionScope("app", "bob", "s1"), "mood", "Tired today", "")
+	store(t, svc, facts.UserScope("app", "Bea"), "home", "Lives in Oslo", "")
+	store(t, svc, facts.UserScope("app", "émile"), "home", "Lives in Nice", "")
+	store(t, svc, facts.UserScope("zoo", "carol"), "home", "Lives in Rome", "")
+	store(t, svc, facts.UserScope("app", "dan"), "home", "Lives in Bonn", "")
+	if _, err := svc.Invalidate(ctx, facts.UserScope("app", "dan"), "home"); err != nil { // only a past fact left
+		t.Fatal(err)
+	}
+	store(t, svc, facts.AppScope("app"), "policy", "Deploy on Fridays", "")
+	list := func(app string, after facts.Owner, limit int) string {
+		t.Helper()
+		owners, err := svc.Owners(ctx, app, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range owners {
+			out = append(out, fmt.Sprintf("%s/%s:%d", o.App, o.User, o.Facts))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		app   string
+		after facts.Owner
+		limit int
+		want  string
+	}{
+		{"", facts.Owner{}, 10, "app/Bea:1 app/alice:2 app/bob:1 app/dan:0 app/émile:1 zoo/carol:1"},
+		{"", facts.Owner{}, 2, "app/Bea:1 app/alice:2"},
+		{"", facts.Owner{App: "app", User: "alice"}, 3, "app/bob:1 app/dan:0 app/émile:1"},
+		{"", facts.Owner{App: "app", User: "émile"}, 10, "zoo/carol:1"},
+		{"zoo", facts.Owner{}, 10, "zoo/carol:1"},
+		{"app", facts.Owner{App: "app", User: "dan"}, 10, "app/émile:1"},
+	} {
+		if got := list(c.app, c.after, c.limit); got != c.want {
+			t.Errorf("Owners(%q, after %v, %d) = %q, want %q", c.app, c.after, c.limit, got, c.want)
+		}
+	}
+	if _, err := svc.ForgetUser(ctx, "app", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := list("app", facts.Owner{}, 10); got != "app/Bea:1 app/bob:1 app/dan:0 app/émile:1" {
+		t.Errorf("after forgetting alice: %q", got)
 	}
 }

@@ -58,6 +58,7 @@ func Run(t *testing.T, newService Factory) {
 		{"Duplicates", testDuplicates},
 		{"Search", testSearch},
 		{"ForgetUser", testForgetUser},
+		{"Owners", testOwners},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
