@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/eval"
 	"github.com/hectormem/hector/pkg/session"
@@ -126,7 +127,7 @@ func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, questions
 	}
 	// Errors only: the warnings of a fresh data directory (a new facts key) are no news.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	svcs, err := config.Open(ctx, cfg, logger)
+	svcs, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/mcp"
 )
@@ -63,7 +64,7 @@ func mcpLocal(ctx context.Context, cfg *config.Config, id mcp.Identity) error {
 		return err
 	}
 	defer release()
-	svcs, err := config.Open(ctx, cfg, logger)
+	svcs, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/index"
 )
 
 func indexCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "index", Short: "Operate the search index"}
-	var app, user, serverURL string
+	var appName, user, serverURL string
 	var all bool
 	rebuild := &cobra.Command{
 		Use:   "rebuild",
@@ -35,28 +36,28 @@ If a running server owns the index (an in-process index in the same data directo
 command refuses: ask the server instead with --server URL (and an admin key in
 $HECTOR_API_KEY), which rebuilds inside the server.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !all && app == "" {
+			if !all && appName == "" {
 				return errors.New("say what to rebuild: --app A, --app A --user U, or --all")
 			}
-			if all && (app != "" || user != "") {
+			if all && (appName != "" || user != "") {
 				return errors.New("--all rebuilds everything: leave out --app and --user")
 			}
-			if user != "" && app == "" {
+			if user != "" && appName == "" {
 				return errors.New("--user needs --app")
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if serverURL != "" {
-				return rebuildOnServer(ctx, serverURL, app, user)
+				return rebuildOnServer(ctx, serverURL, appName, user)
 			}
 			cfg, err := loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			return rebuildHere(ctx, cfg, app, user)
+			return rebuildHere(ctx, cfg, appName, user)
 		},
 	}
-	rebuild.Flags().StringVar(&app, "app", "", "rebuild this app")
+	rebuild.Flags().StringVar(&appName, "app", "", "rebuild this app")
 	rebuild.Flags().StringVar(&user, "user", "", "rebuild only this user of --app")
 	rebuild.Flags().BoolVar(&all, "all", false, "rebuild every app and user")
 	rebuild.Flags().StringVar(&serverURL, "server", "", "ask the server at this URL to rebuild (admin key in $HECTOR_API_KEY)")
@@ -64,7 +65,7 @@ $HECTOR_API_KEY), which rebuilds inside the server.`,
 	return cmd
 }
 
-func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) error {
+func rebuildHere(ctx context.Context, cfg *config.Config, appName, user string) error {
 	// Opening a SQLite file that is not there would make an empty one, and
 	// "rebuild" an empty index from it: a mistyped --data-dir.
 	if db, ok := cfg.Databases[cfg.Server.Sessions.Database]; ok && cfg.Server.Sessions.Backend == "sql" && db.Driver == "sqlite" {
@@ -82,13 +83,13 @@ func rebuildHere(ctx context.Context, cfg *config.Config, app, user string) erro
 	defer release()
 	printLocations(os.Stderr, cfg)
 	logger := newLogger()
-	svcs, err := config.Open(ctx, cfg, logger, config.WithoutCatchUp())
+	svcs, err := app.Open(ctx, cfg, logger, app.WithoutCatchUp())
 	if err != nil {
 		return err
 	}
 	defer svcs.Close()
 	p := newProgress(os.Stderr)
-	err = svcs.Index.Rebuild(index.WithRebuildProgress(ctx, p.report), svcs.Sessions, app, user)
+	err = svcs.Index.Rebuild(index.WithRebuildProgress(ctx, p.report), svcs.Sessions, appName, user)
 	p.finish()
 	if err != nil {
 		return err
@@ -188,9 +189,9 @@ func sendToServer(ctx context.Context, method, url, contentType string, body io.
 }
 
 // rebuildOnServer asks a running server to rebuild and follows its progress.
-func rebuildOnServer(ctx context.Context, url, app, user string) error {
+func rebuildOnServer(ctx context.Context, url, appName, user string) error {
 	url = strings.TrimRight(url, "/")
-	body, _ := json.Marshal(map[string]string{"app": app, "user": user})
+	body, _ := json.Marshal(map[string]string{"app": appName, "user": user})
 	call := func(method string, body []byte) (map[string]any, error) {
 		var out map[string]any
 		return out, callServer(ctx, method, url+"/v1/index:rebuild", body, &out)

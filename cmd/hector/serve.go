@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/datadir"
 	"github.com/hectormem/hector/pkg/server"
@@ -93,7 +94,7 @@ func serve(cfg *config.Config) error {
 		defer release()
 	}
 
-	svcs, err := config.Open(ctx, cfg, logger)
+	svcs, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		listener.Close()
 		return err
@@ -108,7 +109,6 @@ func serve(cfg *config.Config) error {
 		listener.Close()
 		return err
 	}
-	defer srv.Close()
 	if !srv.AuthEnabled() && !server.IsLoopback(listener.Addr().String()) {
 		listener.Close()
 		return errOpenServer(cfg.Server.Address)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/userarchive"
 )
@@ -85,7 +85,7 @@ func (f *userFlags) userURL(suffix string) string {
 }
 
 // openHere opens the configuration's stores in this process.
-func openHere(ctx context.Context, cmd *cobra.Command, command string) (*config.Services, func(), error) {
+func openHere(ctx context.Context, cmd *cobra.Command, command string) (*app.Services, func(), error) {
 	cfg, err := loadConfig(cmd)
 	if err != nil {
 		return nil, nil, err
@@ -94,7 +94,7 @@ func openHere(ctx context.Context, cmd *cobra.Command, command string) (*config.
 	if err != nil {
 		return nil, nil, err
 	}
-	svcs, err := config.Open(ctx, cfg, newLogger())
+	svcs, err := app.Open(ctx, cfg, newLogger())
 	if err != nil {
 		release()
 		return nil, nil, err

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"gorm.io/gorm"
-
 	"github.com/hectormem/hector/pkg/index"
 )
 
@@ -154,28 +152,6 @@ func TestVectorsInBackgroundWhenTheEmbedderIsSlow(t *testing.T) {
 	}
 }
 
-// A built-in embedder needs no entry of its own: naming it is enough, and
-// "builtin" names the sentence encoder.
-func TestBuiltinEmbedderByName(t *testing.T) {
-	for name, want := range map[string]string{"builtin": "use-lite/v1/512", "use-lite": "use-lite/v1/512", "glove": "glove-6b/v1/100"} {
-		c, err := Parse("t.yaml", []byte("server:\n  index: {type: hybrid, embedder: "+name+"}\n"), Overrides{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if e := c.Embedders[name]; e.Type != "builtin" {
-			t.Errorf("%s: embedders = %+v, want a built-in one", name, c.Embedders)
-		}
-		e, err := BuildEmbedder(c.Embedders[name])
-		if err != nil || e.Fingerprint() != want {
-			t.Errorf("%s: built %v, %v; want %s", name, e, err, want)
-		}
-	}
-	c, err := Parse("t.yaml", []byte("embedders:\n  mine: {type: builtin}\nserver:\n  index: {type: vector}\n"), Overrides{})
-	if err != nil || c.Embedders["mine"].Model != "use-lite" || c.Server.Index.Embedder != "mine" {
-		t.Errorf("a builtin entry without a model: %+v, %v", c, err)
-	}
-}
-
 func TestErrorsNameKeyAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
@@ -278,31 +254,6 @@ databases:
 	c, _ = Parse("t.yaml", nil, Overrides{})
 	if c.Server.DataDir != "/from/env" || c.Databases[c.Server.Sessions.Database].DSN != "/from/env/hector.db" {
 		t.Errorf("$HECTOR_DATA_DIR without a flag: %+v", c.Server)
-	}
-}
-
-func TestMaxConnections(t *testing.T) {
-	for _, tc := range []struct {
-		yaml string
-		want int
-	}{
-		{"", 0}, // SQLite: no bound
-		{"    max_connections: 3\n", 3},
-	} {
-		dir := t.TempDir()
-		cfg, err := Parse("t.yaml", []byte("server: {data_dir: "+dir+"}\ndatabases:\n  main:\n    driver: sqlite\n    dsn: "+dir+"/h.db\n"+tc.yaml), Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &Services{dbs: map[string]*gorm.DB{}}
-		db, err := s.sqlDB(cfg, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := db.Stats().MaxOpenConnections; got != tc.want {
-			t.Errorf("%q: at most %d connections, want %d", tc.yaml, got, tc.want)
-		}
-		db.Close()
 	}
 }
 

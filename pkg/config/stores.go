@@ -2,19 +2,17 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/pgsearch"
-	"github.com/hectormem/hector/pkg/index/pinecone"
 	"github.com/hectormem/hector/pkg/index/qdrant"
 	"github.com/hectormem/hector/pkg/index/weaviate"
 )
 
 // indexStore is what the configuration knows of one place an index can be
 // held (server.index.store). Adding a store is its package, its settings
-// in Index, and one entry here.
+// in Index, one entry here and how pkg/app opens it (app.openStore).
 type indexStore struct {
 	kinds []index.Kind // the kinds it holds
 	// external stores are engines that every replica shares; the others
@@ -22,7 +20,6 @@ type indexStore struct {
 	external bool
 	defaults func(i *Index)
 	validate func(c *checker, cfg *Config)
-	open     func(s *Services, cfg *Config) (index.Store, error)
 	// feed names its place in the change feed: one per store and
 	// collection, so two collections each get every event.
 	feed func(i Index) string
@@ -50,10 +47,6 @@ var indexStores = map[string]indexStore{
 			}
 			c.env("server.index.weaviate.api_key_env", w.APIKeyEnv)
 		},
-		open: func(_ *Services, cfg *Config) (index.Store, error) {
-			w := cfg.Server.Index.Weaviate
-			return weaviate.New(weaviate.Config{URL: w.URL, GRPCAddress: w.GRPCAddress, APIKey: os.Getenv(w.APIKeyEnv), Collection: w.Collection})
-		},
 		feed: func(i Index) string { return "weaviate/" + i.Weaviate.Collection },
 		describe: func(i Index) string {
 			return fmt.Sprintf("in Weaviate at %s collection %s", i.Weaviate.URL, i.Weaviate.Collection)
@@ -74,10 +67,6 @@ var indexStores = map[string]indexStore{
 				c.add("server.index.qdrant.host", "missing: the host of the Qdrant server (its gRPC port goes in port, default 6334)")
 			}
 			c.env("server.index.qdrant.api_key_env", cfg.Server.Index.Qdrant.APIKeyEnv)
-		},
-		open: func(_ *Services, cfg *Config) (index.Store, error) {
-			q := cfg.Server.Index.Qdrant
-			return qdrant.New(qdrant.Config{Host: q.Host, Port: q.Port, APIKey: os.Getenv(q.APIKeyEnv), UseTLS: q.TLS, Collection: q.Collection})
 		},
 		feed: func(i Index) string { return "qdrant/" + i.Qdrant.Collection },
 		describe: func(i Index) string {
@@ -100,13 +89,6 @@ var indexStores = map[string]indexStore{
 				c.add("server.index.postgres.table", "%v", err)
 			}
 		},
-		open: func(s *Services, cfg *Config) (index.Store, error) {
-			db, err := s.sqlDB(cfg, cfg.Server.Sessions.Database)
-			if err != nil {
-				return nil, err
-			}
-			return pgsearch.New(db, cfg.Server.Index.Postgres.Table)
-		},
 		feed: func(i Index) string { return "postgres/" + i.Postgres.Table },
 		describe: func(i Index) string {
 			return "in the sessions' database, table " + i.Postgres.Table
@@ -124,10 +106,6 @@ var indexStores = map[string]indexStore{
 			}
 			c.env("server.index.pinecone.api_key_env", p.APIKeyEnv)
 		},
-		open: func(_ *Services, cfg *Config) (index.Store, error) {
-			p := cfg.Server.Index.Pinecone
-			return pinecone.New(pinecone.Config{Host: p.Host, APIKey: os.Getenv(p.APIKeyEnv)})
-		},
 		feed:     func(i Index) string { return "pinecone/" + i.Pinecone.Host },
 		describe: func(i Index) string { return "in Pinecone at " + i.Pinecone.Host },
 	},
@@ -142,4 +120,14 @@ func storeNames(kind index.Kind) []string {
 		}
 	}
 	return names
+}
+
+// Feed names an external index's place in the change feed: one per store
+// and collection, so two collections each get every event. An index in the
+// process has none ("").
+func (i Index) Feed() string {
+	if feed := indexStores[i.Store].feed; feed != nil {
+		return feed(i)
+	}
+	return ""
 }

@@ -105,8 +105,8 @@ func (e Embedder) validate(c *checker, p string) {
 	c.oneOf(p+".type", e.Type, "builtin", "hash", "openai", "ollama")
 	switch e.Type {
 	case "builtin":
-		c.oneOf(p+".model", e.Model, sortedKeys(builtinDimensions)...)
-		if want := builtinDimensions[e.Model]; e.Dimensions != 0 && e.Dimensions != want && want != 0 {
+		c.oneOf(p+".model", e.Model, sortedKeys(BuiltinDimensions)...)
+		if want := BuiltinDimensions[e.Model]; e.Dimensions != 0 && e.Dimensions != want && want != 0 {
 			c.add(p+".dimensions", "the built-in %s model has %d dimensions: leave dimensions out", e.Model, want)
 		}
 	case "hash":

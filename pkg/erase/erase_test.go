@@ -17,6 +17,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/erase"
@@ -29,26 +30,26 @@ import (
 
 const canary = "zebra-canary-7731"
 
-func open(t *testing.T) *config.Services {
+func open(t *testing.T) *app.Services {
 	t.Helper()
 	return openIn(t, t.TempDir())
 }
 
 // openIn opens the stores of a SQLite database in dir.
-func openIn(t *testing.T, dir string) *config.Services {
+func openIn(t *testing.T, dir string) *app.Services {
 	t.Helper()
 	return openYAML(t, fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql}\n  artifacts: {backend: sql}\n"+
 		"  facts: {backend: sql}\n  index: {type: keyword, persist: false}\n", dir))
 }
 
 // openYAML opens the stores of a configuration, closed when the test ends.
-func openYAML(t *testing.T, yaml string) *config.Services {
+func openYAML(t *testing.T, yaml string) *app.Services {
 	t.Helper()
 	cfg, err := config.Parse("t.yaml", []byte(yaml), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svcs, err := config.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svcs, err := app.Open(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func openYAML(t *testing.T, yaml string) *config.Services {
 // fill gives a user two sessions with events and state, a session
 // artifact and a user artifact, user state, and facts of their own and of
 // a session, every one holding the canary.
-func fill(t *testing.T, svcs *config.Services, user string) {
+func fill(t *testing.T, svcs *app.Services, user string) {
 	t.Helper()
 	ctx := t.Context()
 	for i := range 2 {
@@ -98,7 +99,7 @@ func fill(t *testing.T, svcs *config.Services, user string) {
 }
 
 // view is what the API shows of a user, for comparing before and after.
-func view(t *testing.T, svcs *config.Services, user string) string {
+func view(t *testing.T, svcs *app.Services, user string) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
@@ -215,7 +216,7 @@ func TestResumeAnErasure(t *testing.T) {
 // database is one SQL database the stores are opened on, and read from
 // directly.
 type database struct {
-	svcs   *config.Services
+	svcs   *app.Services
 	db     *gorm.DB
 	tables string // the query listing its tables
 }
@@ -223,7 +224,7 @@ type database struct {
 // databases opens the stores on each SQL database there is to test.
 func databases(t *testing.T) map[string]func(t *testing.T) database {
 	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32)) // shared databases need a shared facts key
-	openWith := func(t *testing.T, driver, dsn string) *config.Services {
+	openWith := func(t *testing.T, driver, dsn string) *app.Services {
 		return openYAML(t, fmt.Sprintf("databases:\n  main: {driver: %s, dsn: %q}\nserver:\n  data_dir: %s\n"+
 			"  sessions: {backend: sql, database: main}\n  artifacts: {backend: sql, database: main}\n  facts: {backend: sql, database: main}\n"+
 			"  index: {type: keyword, persist: false}\n", driver, dsn, t.TempDir()))

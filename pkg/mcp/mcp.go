@@ -59,7 +59,7 @@ type Services struct {
 	// or WriteOff.
 	WritePolicy string
 	// Erase erases a user everywhere and returns the receipt (see
-	// config.Services.Erase); nil offers no erase_user tool.
+	// app.Services.Erase); nil offers no erase_user tool.
 	Erase func(ctx context.Context, app, user, by string) (*erase.Receipt, error)
 }
 

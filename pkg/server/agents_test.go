@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/internal/fakellm"
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 )
 
@@ -193,7 +194,7 @@ agents:
 		if err != nil {
 			t.Fatal(err)
 		}
-		svcs, err := config.Open(t.Context(), cfg, quiet)
+		svcs, err := app.Open(t.Context(), cfg, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +229,6 @@ agents:
     mcp_servers:
       - {name: counter, command: [%q], cache: {ttl: 5m}}
 `, model.URL, counter))
-	t.Cleanup(func() { s.Close() })
 	var hits []any
 	for _, user := range []string{"alice", "bob"} {
 		w := do(t, s, "POST", "/v1/agents/assistant/run", adminKey, map[string]any{"user_id": user, "message": "tides?"})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hectormem/hector/internal/fakellm"
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
 )
@@ -120,7 +121,7 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	svcs, err := config.Open(t.Context(), cfg, quiet)
+	svcs, err := app.Open(t.Context(), cfg, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -53,7 +53,7 @@ type metrics struct {
 	searchLatency prometheus.Histogram
 }
 
-func newMetrics(svcs *config.Services) *metrics {
+func newMetrics(svcs *app.Services) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -127,7 +127,7 @@ type lags struct {
 	background     bool // vectors are embedded after the terms
 }
 
-func indexLag(ctx context.Context, svcs *config.Services) (lags, error) {
+func indexLag(ctx context.Context, svcs *app.Services) (lags, error) {
 	cursor, err := svcs.Index.Cursor(ctx)
 	if err != nil {
 		return lags{}, err

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
@@ -32,7 +33,7 @@ func BenchmarkLoad(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
 			cfg := loadConfig(b, backend)
-			svcs, err := config.Open(b.Context(), cfg, quiet)
+			svcs, err := app.Open(b.Context(), cfg, quiet)
 			if err != nil {
 				b.Fatal(err)
 			}

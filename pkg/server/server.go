@@ -6,7 +6,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/hectormem/hector/pkg/agent"
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/console"
 	"github.com/hectormem/hector/pkg/ident"
@@ -56,7 +56,7 @@ type route struct {
 
 // Server serves Hector's API over the configured stores.
 type Server struct {
-	svcs    *config.Services
+	svcs    *app.Services
 	cfg     *config.Config
 	logger  *slog.Logger
 	auth    *authenticator
@@ -76,19 +76,17 @@ type Server struct {
 	// before answering 202 with where to follow it.
 	eraseWait time.Duration
 	agents    map[string]*agent.Runner
-	closers   []func() error // the agents' MCP connections
 }
 
 // New builds the server's handler.
-func New(svcs *config.Services, cfg *config.Config, logger *slog.Logger) (*Server, error) {
+func New(svcs *app.Services, cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	au, err := newAuthenticator(cfg.Server.Auth)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{svcs: svcs, cfg: cfg, logger: logger, auth: au, metrics: newMetrics(svcs),
 		limiters: map[string]*rate.Limiter{}, sweepLimitersAt: minLimiterSweep, eraseWait: defaultEraseWait, strategies: map[workingmemory.Config]workingmemory.Strategy{}}
-	if s.agents, s.closers, err = newRunners(svcs, cfg, logger); err != nil {
-		s.Close()
+	if s.agents, err = svcs.Agents(cfg, logger); err != nil {
 		return nil, err
 	}
 	s.routes = s.table()
@@ -223,15 +221,6 @@ func loopbackHost(host string) bool {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
-
-// Close closes the agents' connections to their MCP servers.
-func (s *Server) Close() error {
-	var errs []error
-	for _, c := range s.closers {
-		errs = append(errs, c())
-	}
-	return errors.Join(errs...)
-}
 
 // AuthEnabled reports whether the server checks credentials.
 func (s *Server) AuthEnabled() bool { return s.auth.enabled() }

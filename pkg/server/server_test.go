@@ -18,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/facts/factstest"
@@ -61,7 +62,7 @@ server:
 	if edit != nil {
 		edit(cfg)
 	}
-	svcs, err := config.Open(t.Context(), cfg, quiet)
+	svcs, err := app.Open(t.Context(), cfg, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

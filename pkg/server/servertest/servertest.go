@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/server"
 )
@@ -21,7 +22,7 @@ func Start(t testing.TB, yaml string) *httptest.Server {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svcs, err := config.Open(t.Context(), cfg, quiet)
+	svcs, err := app.Open(t.Context(), cfg, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,6 @@ func Start(t testing.TB, yaml string) *httptest.Server {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		hs.Close()
-		srv.Close()
 		svcs.Close()
 	})
 	return hs

@@ -1,4 +1,4 @@
-package config
+package app
 
 import (
 	"cmp"
@@ -13,14 +13,20 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/hectormem/hector/pkg/agent"
 	"github.com/hectormem/hector/pkg/artifacts"
+	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/extract"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/index/pgsearch"
+	"github.com/hectormem/hector/pkg/index/pinecone"
 	"github.com/hectormem/hector/pkg/index/position"
+	"github.com/hectormem/hector/pkg/index/qdrant"
+	"github.com/hectormem/hector/pkg/index/weaviate"
 	"github.com/hectormem/hector/pkg/llm"
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
@@ -52,15 +58,21 @@ type Services struct {
 	sharedEmbedder embed.Embedder
 	dbs            map[string]*gorm.DB
 	disks          map[string]string // what is written where on this machine, for Unready
+	// The hosted agents, made by the first call of Agents, and their
+	// connections to MCP servers.
+	agentsOnce     sync.Once
+	agents         map[string]*agent.Runner
+	agentsErr      error
+	mcpConnections []func() error
 }
 
 // Open opens the databases and stores cfg describes.
-func Open(ctx context.Context, cfg *Config, logger *slog.Logger, opts ...OpenOption) (*Services, error) {
+func Open(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts ...OpenOption) (*Services, error) {
 	var o openOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Services{dbs: map[string]*gorm.DB{}, disks: cfg.disks()}
+	s := &Services{dbs: map[string]*gorm.DB{}, disks: disks(cfg)}
 	if err := s.open(ctx, cfg, logger, o); err != nil {
 		s.Close()
 		return nil, err
@@ -77,7 +89,7 @@ type openOptions struct{ noCatchUp bool }
 // command about to rebuild it anyway.
 func WithoutCatchUp() OpenOption { return func(o *openOptions) { o.noCatchUp = true } }
 
-func (s *Services) db(cfg *Config, name string) (*gorm.DB, error) {
+func (s *Services) db(cfg *config.Config, name string) (*gorm.DB, error) {
 	if db := s.dbs[name]; db != nil {
 		return db, nil
 	}
@@ -94,7 +106,7 @@ func (s *Services) db(cfg *Config, name string) (*gorm.DB, error) {
 }
 
 // sqlDB is the database/sql handle of a named database.
-func (s *Services) sqlDB(cfg *Config, name string) (*sql.DB, error) {
+func (s *Services) sqlDB(cfg *config.Config, name string) (*sql.DB, error) {
 	db, err := s.db(cfg, name)
 	if err != nil {
 		return nil, err
@@ -102,7 +114,7 @@ func (s *Services) sqlDB(cfg *Config, name string) (*sql.DB, error) {
 	return db.DB()
 }
 
-func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) error {
+func (s *Services) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, o openOptions) error {
 	srv := cfg.Server
 	if err := os.MkdirAll(srv.DataDir, 0o750); err != nil {
 		return fmt.Errorf("server.data_dir: %w", err)
@@ -195,7 +207,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 		if err != nil {
 			return fmt.Errorf("server.extraction.llm: %w", err)
 		}
-		budget := extract.Budget{PerHour: cmp.Or(x.TokensPerHour, DefaultExtractionTokensPerHour), PerDay: cmp.Or(x.TokensPerDay, DefaultExtractionTokensPerDay)}
+		budget := extract.Budget{PerHour: cmp.Or(x.TokensPerHour, config.DefaultExtractionTokensPerHour), PerDay: cmp.Or(x.TokensPerDay, config.DefaultExtractionTokensPerDay)}
 		s.Extractor, err = extract.New(extract.Config{Model: model, Facts: s.Facts, Sessions: s.Sessions, Budget: budget, Concurrency: x.Concurrency,
 			EveryTurns: x.EveryTurns, Logger: logger})
 		if err != nil {
@@ -228,7 +240,7 @@ func (s *Services) open(ctx context.Context, cfg *Config, logger *slog.Logger, o
 // facts in a server database: replicas share those facts, and a key file
 // one replica wrote into its data directory would leave the others unable
 // to read them (the data directory holds nothing replicas need to share).
-func sharedFactsKey(cfg *Config) error {
+func sharedFactsKey(cfg *config.Config) error {
 	srv := cfg.Server
 	if srv.Facts.Backend != "sql" || cfg.Databases[srv.Facts.Database].Driver == "sqlite" || os.Getenv(facts.KeyEnv) != "" {
 		return nil
@@ -245,7 +257,7 @@ func sharedFactsKey(cfg *Config) error {
 // It remembers the vectors of the texts it embedded last: a search embeds
 // its query for the index and again for the user's facts, the second time
 // from memory.
-func (s *Services) embedder(cfg *Config) (embed.Embedder, error) {
+func (s *Services) embedder(cfg *config.Config) (embed.Embedder, error) {
 	if s.sharedEmbedder == nil {
 		name := cfg.Server.Index.Embedder
 		e, err := BuildEmbedder(cfg.Embedders[name])
@@ -258,7 +270,7 @@ func (s *Services) embedder(cfg *Config) (embed.Embedder, error) {
 }
 
 // factsEmbedder is USE-lite, the index's own when the index uses it.
-func (s *Services) factsEmbedder(cfg *Config) (embed.Embedder, error) {
+func (s *Services) factsEmbedder(cfg *config.Config) (embed.Embedder, error) {
 	if ix := cfg.Server.Index; ix.Type != index.KindKeyword && cfg.Embedders[ix.Embedder].Type == "builtin" && cfg.Embedders[ix.Embedder].Model == "use-lite" {
 		return s.embedder(cfg)
 	}
@@ -272,7 +284,7 @@ func (s *Services) factsEmbedder(cfg *Config) (embed.Embedder, error) {
 // recentTexts is how many texts' vectors the shared embedder remembers.
 const recentTexts = 256
 
-func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logger, o openOptions) (index.Live, error) {
+func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *slog.Logger, o openOptions) (index.Live, error) {
 	srv := cfg.Server
 	var e embed.Embedder
 	if srv.Index.Type != index.KindKeyword {
@@ -321,7 +333,7 @@ func (s *Services) openIndex(ctx context.Context, cfg *Config, logger *slog.Logg
 // openExternal opens an index held in an external engine. Its place in the
 // change feed is kept in the sessions' database, so that any replica can
 // follow the feed; with sessions in memory, in the process.
-func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedder, opts []index.Option) (index.Live, error) {
+func (s *Services) openExternal(ctx context.Context, cfg *config.Config, e embed.Embedder, opts []index.Option) (index.Live, error) {
 	store, err := s.openStore(cfg)
 	if err != nil {
 		return nil, err
@@ -332,7 +344,7 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 		if err != nil {
 			return nil, err
 		}
-		feed := indexStores[cfg.Server.Index.Store].feed(cfg.Server.Index)
+		feed := cfg.Server.Index.Feed()
 		if pos, err = position.NewSQL(ctx, db, feed); err != nil {
 			return nil, err
 		}
@@ -351,13 +363,34 @@ func (s *Services) openExternal(ctx context.Context, cfg *Config, e embed.Embedd
 	return idx, idx.Start(ctx)
 }
 
-func (s *Services) openStore(cfg *Config) (index.Store, error) {
-	name := cfg.Server.Index.Store
-	store, err := indexStores[name].open(s, cfg)
+// openStore opens the external store server.index.store names (config
+// knows its settings, defaults and checks).
+func (s *Services) openStore(cfg *config.Config) (index.Store, error) {
+	store, err := s.externalStore(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("server.index.%s: %w", name, err)
+		return nil, fmt.Errorf("server.index.%s: %w", cfg.Server.Index.Store, err)
 	}
 	return store, nil
+}
+
+func (s *Services) externalStore(cfg *config.Config) (index.Store, error) {
+	switch i := cfg.Server.Index; i.Store {
+	case "weaviate":
+		return weaviate.New(weaviate.Config{URL: i.Weaviate.URL, GRPCAddress: i.Weaviate.GRPCAddress, APIKey: os.Getenv(i.Weaviate.APIKeyEnv),
+			Collection: i.Weaviate.Collection})
+	case "qdrant":
+		return qdrant.New(qdrant.Config{Host: i.Qdrant.Host, Port: i.Qdrant.Port, APIKey: os.Getenv(i.Qdrant.APIKeyEnv), UseTLS: i.Qdrant.TLS,
+			Collection: i.Qdrant.Collection})
+	case "postgres":
+		db, err := s.sqlDB(cfg, cfg.Server.Sessions.Database)
+		if err != nil {
+			return nil, err
+		}
+		return pgsearch.New(db, i.Postgres.Table)
+	case "pinecone":
+		return pinecone.New(pinecone.Config{Host: i.Pinecone.Host, APIKey: os.Getenv(i.Pinecone.APIKeyEnv)})
+	}
+	return nil, fmt.Errorf("no external store is named %q", cfg.Server.Index.Store) // validation refuses it first
 }
 
 // Unready names each store that does not answer ("index", "databases.main")
@@ -445,6 +478,9 @@ func (s *Services) Archive() userarchive.Services {
 
 func (s *Services) Close() error {
 	var errs []error
+	for _, c := range s.mcpConnections {
+		errs = append(errs, c())
+	}
 	if s.stopWatching != nil {
 		s.stopWatching()
 		s.watching.Wait()

@@ -1,4 +1,4 @@
-package config
+package app
 
 import (
 	"fmt"
@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/hectormem/hector/internal/fakepinecone"
 	"github.com/hectormem/hector/internal/fakeqdrant"
+	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
@@ -23,14 +26,14 @@ import (
 func TestOpenQdrantIndex(t *testing.T) {
 	fake := fakeqdrant.Start(t)
 	dir := t.TempDir()
-	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf(`
 server:
   data_dir: %s
   index:
     type: hybrid
     store: qdrant
     qdrant: {host: %s, port: %d}
-`, dir, fake.Host, fake.Port)), Overrides{})
+`, dir, fake.Host, fake.Port)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +77,7 @@ server:
 func TestOpenPostgresIndex(t *testing.T) {
 	dsn := sqldbtest.PostgresDSN(t)
 	t.Setenv(facts.KeyEnv, strings.Repeat("ab", 32))
-	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf(`
 server:
   data_dir: %s
   sessions: {backend: sql, database: pg}
@@ -82,7 +85,7 @@ server:
   index: {type: keyword, store: postgres}
 databases:
   pg: {driver: postgres, dsn: %q}
-`, t.TempDir(), dsn)), Overrides{})
+`, t.TempDir(), dsn)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +132,14 @@ func appendAndFind(t *testing.T, svcs *Services) {
 func TestOpenPineconeIndex(t *testing.T) {
 	fake := fakepinecone.Start(t, 0)
 	t.Setenv("HECTOR_TEST_PINECONE_KEY", fake.APIKey)
-	c, err := Parse("t.yaml", []byte(fmt.Sprintf(`
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf(`
 server:
   data_dir: %s
   index:
     type: vector
     store: pinecone
     pinecone: {host: %q, api_key_env: HECTOR_TEST_PINECONE_KEY}
-`, t.TempDir(), fake.URL)), Overrides{})
+`, t.TempDir(), fake.URL)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +164,7 @@ func TestSharedFactsNeedTheSharedKey(t *testing.T) {
 	dsn := sqldbtest.PostgresDSN(t)
 	t.Setenv(facts.KeyEnv, "")
 	dir := t.TempDir()
-	c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: %q}\n", dir, dsn)), Overrides{})
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  sessions: {backend: sql, database: pg}\ndatabases:\n  pg: {driver: postgres, dsn: %q}\n", dir, dsn)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +188,7 @@ func TestOpenChromemIndex(t *testing.T) {
 	dir := t.TempDir()
 	open := func(store string) *Services {
 		t.Helper()
-		c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: vector, store: %s}\n", dir, store)), Overrides{})
+		c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: vector, store: %s}\n", dir, store)), config.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +216,7 @@ func TestOpenChromemIndex(t *testing.T) {
 // finds the fact.
 func TestZeroConfigFactsFindMeaning(t *testing.T) {
 	t.Setenv("HECTOR_FACTS_KEY", "")
-	c := Zero(Overrides{DataDir: t.TempDir()})
+	c := config.Zero(config.Overrides{DataDir: t.TempDir()})
 	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -232,5 +235,31 @@ func TestZeroConfigFactsFindMeaning(t *testing.T) {
 	}
 	if len(found) != 1 || found[0].Key != "pet" {
 		t.Errorf("a question in other words found %+v, want the fact about Rex", found)
+	}
+}
+
+// A database's max_connections bounds its pool; SQLite's is not bounded.
+func TestMaxConnections(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want int
+	}{
+		{"", 0}, // SQLite: no bound
+		{"    max_connections: 3\n", 3},
+	} {
+		dir := t.TempDir()
+		cfg, err := config.Parse("t.yaml", []byte("server: {data_dir: "+dir+"}\ndatabases:\n  main:\n    driver: sqlite\n    dsn: "+dir+"/h.db\n"+tc.yaml), config.Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Services{dbs: map[string]*gorm.DB{}}
+		db, err := s.sqlDB(cfg, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.Stats().MaxOpenConnections; got != tc.want {
+			t.Errorf("%q: at most %d connections, want %d", tc.yaml, got, tc.want)
+		}
+		db.Close()
 	}
 }

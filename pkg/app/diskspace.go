@@ -1,10 +1,12 @@
-package config
+package app
 
 import (
 	"fmt"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hectormem/hector/pkg/config"
 )
 
 // minFreeBytes is the free space below which a disk Hector writes to is
@@ -26,7 +28,7 @@ func diskFull(path string) error {
 
 // disks are the directories whose disks Hector writes to here: the data
 // directory and each SQLite database's.
-func (cfg *Config) disks() map[string]string {
+func disks(cfg *config.Config) map[string]string {
 	out := map[string]string{"server.data_dir": cfg.Server.DataDir}
 	for name, db := range cfg.Databases {
 		if db.Driver == "sqlite" {

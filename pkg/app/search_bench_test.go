@@ -1,4 +1,4 @@
-package config_test
+package app_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/index"
@@ -17,11 +18,11 @@ import (
 // configuration (SQLite, the hybrid index with the sentence encoder): the
 // index's search and the facts' search, each of which embeds the query.
 //
-//	go test -run '^$' -bench SearchWithFacts -count 6 ./pkg/config
+//	go test -run '^$' -bench SearchWithFacts -count 6 ./pkg/app
 func BenchmarkSearchWithFacts(b *testing.B) {
 	cfg := config.Zero(config.Overrides{DataDir: b.TempDir()})
 	cfg.Server.Index.Vectors = "inline"
-	svcs, err := config.Open(b.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svcs, err := app.Open(b.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package app
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/config"
 )
 
 // A full disk answers pings and fails every write: readiness says so,
@@ -14,7 +16,7 @@ import (
 // test cannot make.)
 func TestUnreadyOnAFullDisk(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n", dir)), Overrides{})
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n", dir)), config.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}
