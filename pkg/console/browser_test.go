@@ -125,12 +125,20 @@ func newBrowser(t *testing.T, shots string) *browser {
 	tmp := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
 		chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp))
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancel)
+	alloc, stopAllocator := chromedp.NewExecAllocator(context.Background(), opts...)
+	browserCtx, stopBrowser := chromedp.NewContext(alloc)
+	ctx, cancel := context.WithTimeout(browserCtx, 2*time.Minute)
+	// Closed as a person would close it, then waited for, before the
+	// test's directory (its profile) is removed: killed, it would still be
+	// writing there.
+	t.Cleanup(func() {
+		if err := chromedp.Cancel(ctx); err != nil {
+			t.Logf("closing the browser: %v", err)
+		}
+		cancel()
+		stopBrowser()
+		stopAllocator()
+	})
 	// The first Run starts the browser, bound to the context it is given:
 	// this one, not the shorter ones of each step.
 	if err := chromedp.Run(ctx); err != nil {
