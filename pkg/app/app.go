@@ -467,6 +467,13 @@ func (s *Services) eraseServices() erase.Services {
 	return svcs
 }
 
+// UserStores are the stores that hold something of a user besides their
+// sessions: the one list erasure goes through, and the archive must cover
+// (erase.Store.Derived says which it leaves out).
+func (s *Services) UserStores(app, user string) []erase.Store {
+	return erase.Stores(s.eraseServices(), app, user)
+}
+
 // Archive is what a user's archive is written from and restored into.
 func (s *Services) Archive() userarchive.Services {
 	return userarchive.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Index: s.Index,

@@ -188,36 +188,41 @@ func (e *erasure) count(store string) *Count {
 	return &e.r.Stores[len(e.r.Stores)-1]
 }
 
-// store is one store's part of a person, as an erasure reaches it.
-type store struct {
-	name string
-	// forget removes what the store holds of the user, saying how much.
-	forget func(ctx context.Context) (int, error)
-	// left counts what the store still holds of the user; nil for a store
+// Store is one store's part of a person, as an erasure and an export
+// reach it.
+type Store struct {
+	Name string
+	// Forget removes what the store holds of the user, saying how much.
+	Forget func(ctx context.Context) (int, error)
+	// Left counts what the store still holds of the user; nil for a store
 	// that cannot be asked, which verification forgets again instead (what
 	// that finds is left, and removed).
-	left func(ctx context.Context) (int, error)
-	// first: removed before the sessions go, and verified last. The index
+	Left func(ctx context.Context) (int, error)
+	// First: removed before the sessions go, and verified last. The index
 	// counts a user's documents before deleting their sessions clears
 	// them, and its follower may write what the feed held meanwhile.
-	first bool
+	First bool
+	// Derived: made from the other stores again (the index, the change
+	// feed's tombstones, caches), so a user's archive leaves it out. Every
+	// other store's part goes in the archive (TestEveryStoreThatIsNotDerivedIsExported).
+	Derived bool
 }
 
-// stores are the stores of svcs besides the sessions themselves: every
-// store an erasure removes the user from and verifies, in one list.
-func (e *erasure) stores() []store {
-	svcs, app, user := e.svcs, e.app, e.user
-	var out []store
+// Stores are the stores of svcs besides the sessions themselves: every
+// store an erasure removes the user from and verifies, and an export
+// writes, in one list.
+func Stores(svcs Services, app, user string) []Store {
+	var out []Store
 	if svcs.Index != nil {
 		// Every document of theirs, whichever session it came from (one of
 		// a session deleted long ago that a missed tombstone left behind).
-		out = append(out, store{name: StoreIndex, first: true,
-			forget: func(ctx context.Context) (int, error) { return svcs.Index.Forget(ctx, app, user) }})
+		out = append(out, Store{Name: StoreIndex, First: true, Derived: true,
+			Forget: func(ctx context.Context) (int, error) { return svcs.Index.Forget(ctx, app, user) }})
 	}
 	if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
 		// The change feed's tombstones name the deleted sessions, for the
 		// index, which has forgotten them.
-		out = append(out, store{name: StoreFeed, forget: func(ctx context.Context) (int, error) {
+		out = append(out, Store{Name: StoreFeed, Derived: true, Forget: func(ctx context.Context) (int, error) {
 			n, err := feed.EraseTombstones(ctx, app, user)
 			if err != nil {
 				return 0, fmt.Errorf("erasing the change feed's tombstones: %w", err)
@@ -226,45 +231,51 @@ func (e *erasure) stores() []store {
 		}})
 	}
 	if svcs.Sessions != nil {
-		out = append(out, store{name: StoreUserState,
-			forget: func(ctx context.Context) (int, error) { return eraseUserState(ctx, svcs.Sessions, app, user) },
-			left: func(ctx context.Context) (int, error) {
+		out = append(out, Store{Name: StoreUserState,
+			Forget: func(ctx context.Context) (int, error) { return eraseUserState(ctx, svcs.Sessions, app, user) },
+			Left: func(ctx context.Context) (int, error) {
 				st, err := svcs.Sessions.UserState(ctx, app, user)
 				return len(st), err
 			}})
 	}
 	if svcs.Artifacts != nil {
-		out = append(out, store{name: StoreArtifacts,
-			forget: func(ctx context.Context) (int, error) { return eraseUserArtifacts(ctx, svcs.Artifacts, app, user) },
-			left: func(ctx context.Context) (int, error) {
+		out = append(out, Store{Name: StoreArtifacts,
+			Forget: func(ctx context.Context) (int, error) { return eraseUserArtifacts(ctx, svcs.Artifacts, app, user) },
+			Left: func(ctx context.Context) (int, error) {
 				names, err := userArtifacts(ctx, svcs.Artifacts, app, user)
 				return len(names), err
 			}})
 	}
 	if svcs.Facts != nil {
-		out = append(out, store{name: StoreFacts,
-			forget: func(ctx context.Context) (int, error) { return svcs.Facts.ForgetUser(ctx, app, user) }})
+		out = append(out, Store{Name: StoreFacts,
+			Forget: func(ctx context.Context) (int, error) { return svcs.Facts.ForgetUser(ctx, app, user) },
+			Left: func(ctx context.Context) (int, error) {
+				versions, err := svcs.Facts.UserFacts(ctx, app, user)
+				return len(versions), err
+			}})
 	}
 	for _, c := range svcs.Caches {
-		out = append(out, store{name: c.Name(),
-			forget: func(context.Context) (int, error) { return c.ForgetUser(app, user), nil }})
+		out = append(out, Store{Name: c.Name(), Derived: true,
+			Forget: func(context.Context) (int, error) { return c.ForgetUser(app, user), nil }})
 	}
 	return out
 }
+
+func (e *erasure) stores() []Store { return Stores(e.svcs, e.app, e.user) }
 
 // remove removes the user from every store, counting what it removes.
 func (e *erasure) remove(ctx context.Context) error {
 	stores := e.stores()
 	forget := func(first bool) error {
 		for _, s := range stores {
-			if s.first != first {
+			if s.First != first {
 				continue
 			}
-			n, err := s.forget(ctx)
+			n, err := s.Forget(ctx)
 			if err != nil {
 				return err
 			}
-			e.count(s.name).Removed += n
+			e.count(s.Name).Removed += n
 			if err := e.record(); err != nil {
 				return err
 			}
@@ -330,19 +341,19 @@ func (e *erasure) verify(ctx context.Context) error {
 	stores := e.stores()
 	for _, first := range []bool{false, true} {
 		for _, s := range stores {
-			if s.first != first {
+			if s.First != first {
 				continue
 			}
-			c := e.count(s.name)
-			if s.left != nil {
-				n, err := s.left(ctx)
+			c := e.count(s.Name)
+			if s.Left != nil {
+				n, err := s.Left(ctx)
 				if err != nil {
 					return err
 				}
 				c.Left = n
 				continue
 			}
-			n, err := s.forget(ctx)
+			n, err := s.Forget(ctx)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/facts"
+	"github.com/hectormem/hector/pkg/session"
 )
 
 // withSQLArtifacts keeps artifacts in the server's database.
@@ -224,6 +226,58 @@ func TestExportThenImportReproducesTheUser(t *testing.T) {
 				t.Errorf("importing into a user who has data: %d %s", w.Code, w.Body)
 			}
 		})
+	}
+}
+
+// Every store that holds something of a user and is not derived from the
+// others is in their archive: after an export, an erasure and the import,
+// each holds again what it held. A store added to the erasure's list (the
+// one list) and left out of the archive fails here.
+func TestEveryStoreThatIsNotDerivedIsExported(t *testing.T) {
+	s := serverOn(t, "sqlite", t.TempDir()+"/h.db", withSQLArtifacts)
+	fillAlice(t, s)
+	counts := func() map[string]int {
+		out := map[string]int{}
+		ids, err := session.IDs(t.Context(), s.svcs.Sessions, "a", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["sessions"] = len(ids)
+		for _, st := range s.svcs.UserStores("a", "alice") {
+			if st.Derived {
+				continue
+			}
+			if st.Left == nil {
+				t.Fatalf("store %s is not derived and cannot say what it holds of a user", st.Name)
+			}
+			n, err := st.Left(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[st.Name] = n
+		}
+		return out
+	}
+	before := counts()
+	for name, n := range before {
+		if n == 0 {
+			t.Fatalf("the test's user holds nothing in %s: fill it there too", name)
+		}
+	}
+	archive := exportOf(t, s, "alice")
+	if w := do(t, s, "DELETE", "/v1/apps/a/users/alice", adminKey, nil); w.Code != 200 {
+		t.Fatalf("erasing: %d %s", w.Code, w.Body)
+	}
+	for name, n := range counts() {
+		if n != 0 {
+			t.Fatalf("%s still holds %d after the erasure", name, n)
+		}
+	}
+	if w := importInto(s, "alice", appAKey, archive); w.Code != 201 {
+		t.Fatalf("import: %d %s", w.Code, w.Body)
+	}
+	if after := counts(); !maps.Equal(after, before) {
+		t.Errorf("after export, erasure and import each store holds %v, before %v", after, before)
 	}
 }
 
