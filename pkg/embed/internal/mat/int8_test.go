@@ -11,7 +11,7 @@ import (
 // none.
 func withInt8(t testing.TB, fn func()) {
 	if !(haveKernel && int8Usable()) {
-		t.Skip("this processor has no AVX-512 VNNI: the int8 kernel cannot run here")
+		t.Skip("n/a: this processor has no AVX-512 VNNI, which the int8 kernel needs")
 	}
 	was := Int8
 	Int8 = true
