@@ -50,7 +50,7 @@ type Services struct {
 	stopWatching context.CancelFunc
 	watching     sync.WaitGroup
 	// Caches are what erasure clears beside the stores: the sessions'
-	// cache, and the server adds its agents' tool cache.
+	// cache, and Agents adds the agents' tool cache.
 	Caches []erase.Cache
 	Facts  *facts.Service
 	sql    *session.SQLService // closed before the databases

@@ -179,7 +179,7 @@ var queryParams = map[string]queryParam{
 	"page_token": {schema: queryText},
 	"order":      {schema: map[string]any{"type": "string", "enum": []string{"created", "updated"}}},
 	"recent":     {schema: count},
-	"after":      {schema: map[string]any{"type": "string", "format": "date-time"}},
+	"after":      {schema: dateTime},
 	"before_seq": {schema: count},
 	"version":    {schema: count},
 	"prefix":     {schema: queryText},
