@@ -144,7 +144,7 @@ type AppendEvent struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
-// Archive A tar archive: user.jsonl, then the artifacts' files
+// Archive A tar archive: user.jsonl, the sessions' files, each store's part (user_state/, artifacts/, facts/), end.json
 type Archive = openapi_types.File
 
 // Artifact defines model for Artifact.

@@ -702,7 +702,7 @@ export interface components {
         };
         /**
          * Format: binary
-         * @description A tar archive: user.jsonl, then the artifacts' files
+         * @description A tar archive: user.jsonl, the sessions' files, each store's part (user_state/, artifacts/, facts/), end.json
          */
         Archive: string;
         Artifact: {

@@ -108,9 +108,9 @@ func exportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write everything held about a user as a tar archive: --app A --user U -o FILE",
-		Long: `Write everything Hector holds about one user as one tar archive: user.jsonl (their
-user: state, every version of their facts, their artifacts' descriptions), then each session
-(sessions/N.jsonl: the session, then its events in order) and each artifact version's content.
+		Long: `Write everything Hector holds about one user as one tar archive: user.jsonl (whose it is),
+each session (sessions/N.jsonl: the session, then its events in order), each store's part (user_state/,
+artifacts/ with every version's content, facts/ with every version) and end.json.
 ` + "`hector user import`" + ` restores it, here or in another deployment.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check("export"); err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
 	"github.com/hectormem/hector/pkg/userarchive"
+	"github.com/hectormem/hector/pkg/userdata"
 )
 
 // Services are the stores a configuration describes, opened and wired:
@@ -51,7 +52,7 @@ type Services struct {
 	watching     sync.WaitGroup
 	// Caches are what erasure clears beside the stores: the sessions'
 	// cache, and Agents adds the agents' tool cache.
-	Caches []erase.Cache
+	Caches []userdata.Cache
 	Facts  *facts.Service
 	sql    *session.SQLService // closed before the databases
 	// sharedEmbedder is the index's embedder, shared with the facts (see embedder).
@@ -441,7 +442,7 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 // next start; from is the receipt of such an erasure, else nil. It runs
 // through Erasures, which holds the user's writes meanwhile.
 func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.Receipt) (*erase.Receipt, error) {
-	svcs := s.eraseServices()
+	svcs := s.userData()
 	if s.Extractor != nil { // nothing learned from them may be written after the erasure looked
 		defer s.Extractor.Hold(app, user)()
 	}
@@ -458,9 +459,9 @@ func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.
 	return r, nil
 }
 
-// eraseServices are the stores a user is erased from.
-func (s *Services) eraseServices() erase.Services {
-	svcs := erase.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Caches: s.Caches}
+// userData are the stores that hold a user's data.
+func (s *Services) userData() userdata.Services {
+	svcs := userdata.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Caches: s.Caches}
 	if idx, ok := s.Index.(*index.Index); ok {
 		svcs.Index = idx
 	}
@@ -468,17 +469,16 @@ func (s *Services) eraseServices() erase.Services {
 }
 
 // UserStores are the stores that hold something of a user besides their
-// sessions: the one list erasure goes through, and the archive must cover
-// (erase.Store.Derived says which it leaves out).
-func (s *Services) UserStores(app, user string) []erase.Store {
-	return erase.Stores(s.eraseServices(), app, user)
+// sessions: the one list erasure and the archive go through.
+func (s *Services) UserStores(app, user string) []userdata.Store {
+	return userdata.Stores(s.userData(), app, user)
 }
 
 // Archive is what a user's archive is written from and restored into.
 func (s *Services) Archive() userarchive.Services {
-	return userarchive.Services{Sessions: s.Sessions, Artifacts: s.Artifacts, Facts: s.Facts, Index: s.Index,
+	return userarchive.Services{Services: s.userData(),
 		Forget: func(ctx context.Context, app, user string) error {
-			_, err := erase.User(ctx, s.eraseServices(), app, user, "import", erase.Options{})
+			_, err := erase.User(ctx, s.userData(), app, user, "import", erase.Options{})
 			return err
 		}}
 }

@@ -10,41 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/hectormem/hector/pkg/artifacts"
-	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/ident"
 	"github.com/hectormem/hector/pkg/session"
-	"github.com/hectormem/hector/pkg/state"
+	"github.com/hectormem/hector/pkg/userdata"
 )
-
-// Index is what erasure needs of the search index: to remove every
-// document of a user, of whichever session, saying how many it found
-// (index.Index.Forget).
-type Index interface {
-	Forget(ctx context.Context, appName, userID string) (int, error)
-}
-
-// Services are the stores a user is erased from; all but Sessions may be
-// nil (User drops Sessions too when it resumes an erasure of an ID that
-// only the facts ever took).
-type Services struct {
-	Sessions  session.Service
-	Artifacts artifacts.Service
-	Facts     *facts.Service
-	Index     Index
-	// Caches hold what was derived from the user's conversations.
-	Caches []Cache
-}
-
-// Cache is an in-process cache that can drop what a user's activity put
-// in it (agent.ToolCache is one).
-type Cache interface {
-	Name() string
-	ForgetUser(app, user string) int
-}
 
 // Count is one store's part of a receipt.
 type Count struct {
@@ -72,16 +43,6 @@ type Receipt struct {
 	Pending string `json:"pending,omitempty"`
 }
 
-// The stores of a receipt.
-const (
-	StoreSessions  = "sessions"    // sessions, with their events and state
-	StoreUserState = "user_state"  // user: keys
-	StoreArtifacts = "artifacts"   // the user's own (user:) artifacts; sessions' go with them
-	StoreFacts     = "facts"       // versions of the user's and their sessions' facts
-	StoreIndex     = "index"       // documents of the sessions' events
-	StoreFeed      = "change_feed" // tombstones naming the deleted sessions
-)
-
 // The states of a receipt.
 const (
 	StateRunning = "running"
@@ -105,14 +66,14 @@ type Options struct {
 
 // User erases one user from svcs. Erasing again finds nothing and removes
 // nothing: it is safe to retry.
-func User(ctx context.Context, svcs Services, appName, userID, by string, opts Options) (*Receipt, error) {
+func User(ctx context.Context, svcs userdata.Services, appName, userID, by string, opts Options) (*Receipt, error) {
 	if err := checkIDs(appName, userID); err != nil {
 		if opts.Resume == nil { // refused before anything is recorded
 			return nil, err
 		}
 		// A receipt recorded before IDs were checked first: of the
 		// stores, only the facts ever took such an ID.
-		svcs = Services{Facts: svcs.Facts, Caches: svcs.Caches}
+		svcs = userdata.Services{Facts: svcs.Facts, Caches: svcs.Caches}
 	}
 	e := &erasure{svcs: svcs, app: appName, user: userID, progress: opts.Progress,
 		r: &Receipt{AppName: appName, UserID: userID, By: by, State: StateRunning, Started: time.Now().UTC()}}
@@ -121,7 +82,7 @@ func User(ctx context.Context, svcs Services, appName, userID, by string, opts O
 		e.r.State, e.r.Resumed = StateRunning, e.r.Resumed+1
 	}
 	// Every store is in the receipt, sessions first, whatever it holds.
-	e.count(StoreSessions)
+	e.count(userdata.Sessions)
 	for _, c := range svcs.Caches {
 		e.count(c.Name())
 	}
@@ -165,7 +126,7 @@ func checkIDs(appName, userID string) error {
 
 // erasure is one erasure under way, with its receipt.
 type erasure struct {
-	svcs      Services
+	svcs      userdata.Services
 	app, user string
 	r         *Receipt
 	progress  func(*Receipt) error
@@ -188,80 +149,7 @@ func (e *erasure) count(store string) *Count {
 	return &e.r.Stores[len(e.r.Stores)-1]
 }
 
-// Store is one store's part of a person, as an erasure and an export
-// reach it.
-type Store struct {
-	Name string
-	// Forget removes what the store holds of the user, saying how much.
-	Forget func(ctx context.Context) (int, error)
-	// Left counts what the store still holds of the user; nil for a store
-	// that cannot be asked, which verification forgets again instead (what
-	// that finds is left, and removed).
-	Left func(ctx context.Context) (int, error)
-	// First: removed before the sessions go, and verified last. The index
-	// counts a user's documents before deleting their sessions clears
-	// them, and its follower may write what the feed held meanwhile.
-	First bool
-	// Derived: made from the other stores again (the index, the change
-	// feed's tombstones, caches), so a user's archive leaves it out. Every
-	// other store's part goes in the archive (TestEveryStoreThatIsNotDerivedIsExported).
-	Derived bool
-}
-
-// Stores are the stores of svcs besides the sessions themselves: every
-// store an erasure removes the user from and verifies, and an export
-// writes, in one list.
-func Stores(svcs Services, app, user string) []Store {
-	var out []Store
-	if svcs.Index != nil {
-		// Every document of theirs, whichever session it came from (one of
-		// a session deleted long ago that a missed tombstone left behind).
-		out = append(out, Store{Name: StoreIndex, First: true, Derived: true,
-			Forget: func(ctx context.Context) (int, error) { return svcs.Index.Forget(ctx, app, user) }})
-	}
-	if feed, ok := svcs.Sessions.(session.TombstoneEraser); ok {
-		// The change feed's tombstones name the deleted sessions, for the
-		// index, which has forgotten them.
-		out = append(out, Store{Name: StoreFeed, Derived: true, Forget: func(ctx context.Context) (int, error) {
-			n, err := feed.EraseTombstones(ctx, app, user)
-			if err != nil {
-				return 0, fmt.Errorf("erasing the change feed's tombstones: %w", err)
-			}
-			return n, nil
-		}})
-	}
-	if svcs.Sessions != nil {
-		out = append(out, Store{Name: StoreUserState,
-			Forget: func(ctx context.Context) (int, error) { return eraseUserState(ctx, svcs.Sessions, app, user) },
-			Left: func(ctx context.Context) (int, error) {
-				st, err := svcs.Sessions.UserState(ctx, app, user)
-				return len(st), err
-			}})
-	}
-	if svcs.Artifacts != nil {
-		out = append(out, Store{Name: StoreArtifacts,
-			Forget: func(ctx context.Context) (int, error) { return eraseUserArtifacts(ctx, svcs.Artifacts, app, user) },
-			Left: func(ctx context.Context) (int, error) {
-				names, err := userArtifacts(ctx, svcs.Artifacts, app, user)
-				return len(names), err
-			}})
-	}
-	if svcs.Facts != nil {
-		out = append(out, Store{Name: StoreFacts,
-			Forget: func(ctx context.Context) (int, error) { return svcs.Facts.ForgetUser(ctx, app, user) },
-			Left: func(ctx context.Context) (int, error) {
-				versions, err := svcs.Facts.UserFacts(ctx, app, user)
-				return len(versions), err
-			}})
-	}
-	for _, c := range svcs.Caches {
-		out = append(out, Store{Name: c.Name(), Derived: true,
-			Forget: func(context.Context) (int, error) { return c.ForgetUser(app, user), nil }})
-	}
-	return out
-}
-
-func (e *erasure) stores() []Store { return Stores(e.svcs, e.app, e.user) }
+func (e *erasure) stores() []userdata.Store { return userdata.Stores(e.svcs, e.app, e.user) }
 
 // remove removes the user from every store, counting what it removes.
 func (e *erasure) remove(ctx context.Context) error {
@@ -303,7 +191,7 @@ func (e *erasure) removeSessions(ctx context.Context) error {
 	}
 	if pending := e.r.Pending; pending != "" { // deleted or not when it stopped
 		if !slices.Contains(ids, pending) {
-			e.count(StoreSessions).Removed++
+			e.count(userdata.Sessions).Removed++
 		}
 		e.r.Pending = ""
 	}
@@ -315,7 +203,7 @@ func (e *erasure) removeSessions(ctx context.Context) error {
 		err := e.svcs.Sessions.Delete(ctx, &session.DeleteRequest{AppName: e.app, UserID: e.user, SessionID: id})
 		switch {
 		case err == nil:
-			e.count(StoreSessions).Removed++
+			e.count(userdata.Sessions).Removed++
 		case !errors.Is(err, session.ErrNotFound): // deleted meanwhile otherwise
 			return fmt.Errorf("erasing session %q: %w", id, err)
 		}
@@ -336,7 +224,7 @@ func (e *erasure) verify(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		e.count(StoreSessions).Left = len(left)
+		e.count(userdata.Sessions).Left = len(left)
 	}
 	stores := e.stores()
 	for _, first := range []bool{false, true} {
@@ -365,51 +253,4 @@ func (e *erasure) verify(ctx context.Context) error {
 		e.r.Verified = e.r.Verified && c.Left == 0
 	}
 	return nil
-}
-
-func eraseUserState(ctx context.Context, sessions session.Service, appName, userID string) (int, error) {
-	st, err := sessions.UserState(ctx, appName, userID)
-	if err != nil || len(st) == 0 {
-		return 0, err
-	}
-	delta := map[string]any{}
-	for k := range st {
-		if !strings.HasPrefix(k, state.KeyPrefixUser) {
-			k = state.KeyPrefixUser + k
-		}
-		delta[k] = nil
-	}
-	return len(st), sessions.UpdateUserState(ctx, appName, userID, delta)
-}
-
-// anySession stands for the session a request about the user's own
-// artifacts must name: those are no session's, whichever it names.
-const anySession = "erasure"
-
-// userArtifacts names the user's own artifacts (those of no session).
-func userArtifacts(ctx context.Context, store artifacts.Service, appName, userID string) ([]string, error) {
-	all, err := store.List(ctx, appName, userID, anySession)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, a := range all {
-		if strings.HasPrefix(a.Name, artifacts.UserPrefix) {
-			names = append(names, a.Name)
-		}
-	}
-	return names, nil
-}
-
-func eraseUserArtifacts(ctx context.Context, store artifacts.Service, appName, userID string) (int, error) {
-	names, err := userArtifacts(ctx, store, appName, userID)
-	if err != nil {
-		return 0, err
-	}
-	for _, name := range names {
-		if err := store.Delete(ctx, artifacts.Ref{AppName: appName, UserID: userID, SessionID: anySession, Name: name}); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-			return 0, fmt.Errorf("erasing artifact %q: %w", name, err)
-		}
-	}
-	return len(names), nil
 }

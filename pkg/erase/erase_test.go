@@ -26,6 +26,7 @@ import (
 	"github.com/hectormem/hector/pkg/session"
 	"github.com/hectormem/hector/pkg/sqldb"
 	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
+	"github.com/hectormem/hector/pkg/userdata"
 )
 
 const canary = "zebra-canary-7731"
@@ -137,7 +138,7 @@ func TestEraseUser(t *testing.T) {
 	fill(t, svcs, "alice")
 	fill(t, svcs, "bob")
 	bobBefore := view(t, svcs, "bob")
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
 	r, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +150,8 @@ func TestEraseUser(t *testing.T) {
 			t.Errorf("%s: %d left after erasing", c.Store, c.Left)
 		}
 	}
-	want := map[string]int{erase.StoreSessions: 2, erase.StoreUserState: 1, erase.StoreArtifacts: 1, erase.StoreFacts: 2, erase.StoreIndex: 6,
-		erase.StoreFeed: 2}
+	want := map[string]int{userdata.Sessions: 2, userdata.UserState: 1, userdata.Artifacts: 1, userdata.Facts: 2, userdata.Index: 6,
+		userdata.Feed: 2}
 	for store, n := range want {
 		if removed[store] != n {
 			t.Errorf("%s: removed %d, want %d (receipt %+v)", store, removed[store], n, r)
@@ -182,7 +183,7 @@ func TestEraseUser(t *testing.T) {
 func TestResumeAnErasure(t *testing.T) {
 	svcs := open(t)
 	fill(t, svcs, "alice")
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
 	var kept *erase.Receipt
 	calls := 0
 	crash := func(r *erase.Receipt) error {
@@ -205,7 +206,7 @@ func TestResumeAnErasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Verified || r.State != erase.StateDone || r.Resumed != 1 || r.Stores[0].Store != erase.StoreSessions || r.Stores[0].Removed != 2 {
+	if !r.Verified || r.State != erase.StateDone || r.Resumed != 1 || r.Stores[0].Store != userdata.Sessions || r.Stores[0].Removed != 2 {
 		t.Errorf("the resumed receipt = %+v", r)
 	}
 	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
@@ -309,7 +310,7 @@ func testNothingLeft(t *testing.T, d database) {
 	if len(notHers) == len(before) {
 		t.Fatal("no row names alice before the erasure: the scan sees nothing")
 	}
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
 	if _, err := erase.User(t.Context(), svc, "app", "alice", "admin", erase.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func TestTheSessionCacheForgetsTheUser(t *testing.T) {
 func TestAnErasureRemovesWhatLandedDuringIt(t *testing.T) {
 	svcs := open(t)
 	fill(t, svcs, "alice")
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index)}
 	landed := false
 	late := func(r *erase.Receipt) error {
 		if r.Stores[0].Removed == 2 && !landed { // her sessions are gone: now the late write lands
@@ -464,8 +465,8 @@ func TestAnErasureRemovesWhatLandedDuringIt(t *testing.T) {
 func TestAResumeOfAnIDNoStoreTakesFinishes(t *testing.T) {
 	svcs := open(t)
 	fill(t, svcs, "alice")
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
-		Caches: []erase.Cache{noCache{}}}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
+		Caches: []userdata.Cache{noCache{}}}
 	for _, user := range []string{"a\nb", strings.Repeat("u", 200)} {
 		recorded := 0
 		if _, err := erase.User(t.Context(), svc, "app", user, "admin", erase.Options{Progress: func(*erase.Receipt) error { recorded++; return nil }}); err == nil || recorded != 0 {
@@ -485,8 +486,8 @@ func TestAResumeOfAnIDNoStoreTakesFinishes(t *testing.T) {
 // Every store is in the receipt, a cache too, even when it held nothing.
 func TestTheReceiptListsEveryStore(t *testing.T) {
 	svcs := open(t)
-	svc := erase.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
-		Caches: []erase.Cache{noCache{}}}
+	svc := userdata.Services{Sessions: svcs.Sessions, Artifacts: svcs.Artifacts, Facts: svcs.Facts, Index: svcs.Index.(*index.Index),
+		Caches: []userdata.Cache{noCache{}}}
 	r, err := erase.User(t.Context(), svc, "app", "nobody", "admin", erase.Options{})
 	if err != nil {
 		t.Fatal(err)

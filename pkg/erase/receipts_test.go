@@ -9,6 +9,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
+	"github.com/hectormem/hector/pkg/userdata"
 )
 
 // A receipt is kept as it was made, per user, the latest replacing the
@@ -35,7 +36,7 @@ func TestReceiptsAreKept(t *testing.T) {
 			store := newStore(t)
 			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 			first := &erase.Receipt{AppName: "app", UserID: "alice", By: "admin", State: erase.StateRunning, Started: at,
-				Stores: []erase.Count{{Store: erase.StoreSessions, Removed: 2}}, Verified: true}
+				Stores: []erase.Count{{Store: userdata.Sessions, Removed: 2}}, Verified: true}
 			if err := store.Put(t.Context(), first); err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +47,7 @@ func TestReceiptsAreKept(t *testing.T) {
 				t.Errorf("Running = %+v, %v; want the first", running, err)
 			}
 			second := *first
-			second.State, second.Finished, second.Stores = erase.StateDone, at.Add(time.Second), []erase.Count{{Store: erase.StoreSessions}}
+			second.State, second.Finished, second.Stores = erase.StateDone, at.Add(time.Second), []erase.Count{{Store: userdata.Sessions}}
 			store.Put(t.Context(), &second)
 			if got, _ := store.Latest(t.Context(), "app", "alice"); !reflect.DeepEqual(got, &second) {
 				t.Errorf("after it finished: %+v", got)

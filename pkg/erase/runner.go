@@ -52,7 +52,7 @@ const (
 )
 
 // EraseFunc erases one user, going on from a receipt a stop left running
-// when from is not nil (Services.Erase in pkg/config).
+// when from is not nil (app.Services erases through one).
 type EraseFunc func(ctx context.Context, app, user, by string, from *Receipt) (*Receipt, error)
 
 type run struct {

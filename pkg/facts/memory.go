@@ -243,6 +243,21 @@ func (m *memoryStorage) restore(ctx context.Context, recs []record) error {
 	return nil
 }
 
+func (m *memoryStorage) taken(ctx context.Context, ids []string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, keys := range m.facts {
+		for _, vs := range keys {
+			for _, r := range vs {
+				if slices.Contains(ids, r.ID) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
 func (m *memoryStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

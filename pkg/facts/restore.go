@@ -3,7 +3,11 @@ package facts
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/hectormem/hector/pkg/errkind"
 )
@@ -14,7 +18,9 @@ var ErrUserHasFacts = errkind.New(errkind.AlreadyExists, "the user already has f
 // Restore writes back one user's facts as UserFacts returned them (an
 // export, maybe of another deployment or another user ID), under app and
 // user, in one transaction: every version keeps its ID, value, validity,
-// place in its key's history, and is sealed with this service's key. Its
+// place in its key's history, and is sealed with this service's key. (A
+// copy of a user this service holds, whose IDs are taken, gets new IDs,
+// linked as the old ones were.) Its
 // source becomes "imported", by, with the archive's claim kept apart
 // (Source.Claimed): an archive can say anything. The rules of this
 // service's policy apply to each version as they apply to a write (an
@@ -55,7 +61,27 @@ func (s *Service) Restore(ctx context.Context, app, user, by string, facts []Sco
 	if len(held) > 0 {
 		return ErrUserHasFacts
 	}
+	taken, err := s.st.taken(ctx, slices.Collect(maps.Keys(ids)))
+	if err != nil {
+		return err
+	}
+	if taken { // a copy of a user held here: the copy's versions are new
+		renumber(recs)
+	}
 	return s.st.restore(ctx, recs)
+}
+
+// renumber gives every version a new ID, and its history's links the
+// same.
+func renumber(recs []record) {
+	fresh := make(map[string]string, len(recs))
+	for i := range recs {
+		fresh[recs[i].ID] = uuid.NewString()
+		recs[i].ID = fresh[recs[i].ID]
+	}
+	for i := range recs {
+		recs[i].Supersedes, recs[i].SupersededBy = fresh[recs[i].Supersedes], fresh[recs[i].SupersededBy]
+	}
 }
 
 // maxIDChars is the longest version ID storage holds (a UUID).

@@ -420,6 +420,18 @@ func (q *sqlStorage) restore(ctx context.Context, recs []record) error {
 	})
 }
 
+func (q *sqlStorage) taken(ctx context.Context, ids []string) (bool, error) {
+	for chunk := range slices.Chunk(ids, 500) { // under every database's limit of bound parameters
+		for _, model := range []any{&factRow{}, &versionRow{}} {
+			var n int64
+			if err := q.db.WithContext(ctx).Model(model).Where("id IN ?", chunk).Count(&n).Error; err != nil || n > 0 {
+				return n > 0, err
+			}
+		}
+	}
+	return false, nil
+}
+
 func (q *sqlStorage) userVersions(ctx context.Context, app, user string) ([]record, error) {
 	where := func() *gorm.DB {
 		return q.db.WithContext(ctx).Where("app_name = ? AND user_id = ? AND scope_kind <> ?", app, user, ScopeApp)

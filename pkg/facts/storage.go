@@ -93,6 +93,8 @@ type storage interface {
 	// restore writes versions as they are, current ones as current and the
 	// others into the history, in one transaction.
 	restore(ctx context.Context, recs []record) error
+	// taken reports whether any of these version IDs is stored, whoever's.
+	taken(ctx context.Context, ids []string) (bool, error)
 	// similar returns the current versions live at now with this content
 	// signature, or this entity signature when it is not "".
 	similar(ctx context.Context, s Scope, contentSig, entitySig string, now time.Time) ([]record, error)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -229,6 +230,55 @@ func TestExportThenImportReproducesTheUser(t *testing.T) {
 	}
 }
 
+// An archive of format 2 (user.jsonl held the state, facts and
+// artifacts' descriptions; testdata/archive-format2.tar is fillAlice's,
+// written by that Hector) is still restored whole: every item counted,
+// and what it wrote is what a format 3 export of it carries elsewhere.
+func TestImportReadsFormat2(t *testing.T) {
+	legacy, err := os.ReadFile("testdata/archive-format2.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(legacy, []byte(`"format":2`)) {
+		t.Fatal("the fixture is not of format 2")
+	}
+	first := serverOn(t, "sqlite", t.TempDir()+"/first.db", withSQLArtifacts)
+	w := importInto(first, "alice", adminKey, legacy)
+	const summary = `{"from":{"app_name":"a","user_id":"alice"},"sessions":3,"events":5,"user_state_keys":3,"fact_versions":5,"artifact_versions":5}`
+	if w.Code != 201 || strings.TrimSpace(w.Body.String()) != summary {
+		t.Fatalf("importing format 2: %d %s, want %s", w.Code, w.Body, summary)
+	}
+	want := apiView(t, first, "alice")
+	for path, has := range map[string]string{"/sessions/trip/artifacts/plan.txt?version=1": "day 1: Alfama", "/state": `"user:home":"Porto"`,
+		"/facts:history?key=home": "Lives in Lisbon", "/sessions/trip": "Book a flight to Lisbon"} {
+		if !strings.Contains(want[path], has) {
+			t.Errorf("%s after importing format 2: %s, want it to hold %q", path, want[path], has)
+		}
+	}
+	second := serverOn(t, "sqlite", t.TempDir()+"/second.db", withSQLArtifacts)
+	if w := importInto(second, "alice", adminKey, exportOf(t, first, "alice")); w.Code != 201 {
+		t.Fatalf("importing its export: %d %s", w.Code, w.Body)
+	}
+	got := apiView(t, second, "alice")
+	for path := range want {
+		if got[path] != want[path] {
+			t.Errorf("%s after a second move:\n%s\nwant\n%s", path, got[path], want[path])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("the second view has %d requests, the first %d", len(got), len(want))
+	}
+	// A copy of alice beside her, under another user ID.
+	if w := importInto(first, "carol", adminKey, legacy); w.Code != 201 || strings.TrimSpace(w.Body.String()) != summary {
+		t.Errorf("copying alice as carol: %d %s", w.Code, w.Body)
+	}
+	// Restoring a format 2 archive checks it as it did.
+	cut := bytes.Replace(legacy, []byte("day 1: Alfama"), []byte("day 1: Sintra"), 1)
+	if w := importInto(second, "bob", adminKey, cut); w.Code != 400 || !strings.Contains(w.Body.String(), "SHA-256") {
+		t.Errorf("a changed artifact in format 2: %d %s", w.Code, w.Body)
+	}
+}
+
 // Every store that holds something of a user and is not derived from the
 // others is in their archive: after an export, an erasure and the import,
 // each holds again what it held. A store added to the erasure's list (the
@@ -247,8 +297,8 @@ func TestEveryStoreThatIsNotDerivedIsExported(t *testing.T) {
 			if st.Derived {
 				continue
 			}
-			if st.Left == nil {
-				t.Fatalf("store %s is not derived and cannot say what it holds of a user", st.Name)
+			if st.Left == nil || st.Export == nil || st.Import == nil {
+				t.Fatalf("store %s is not derived and cannot say what it holds of a user, export it or import it", st.Name)
 			}
 			n, err := st.Left(t.Context())
 			if err != nil {
@@ -290,20 +340,25 @@ func TestImportRefusesBadArchives(t *testing.T) {
 	archive := exportOf(t, from, "alice")
 	entries := readTar(t, archive)
 	rebuilt := func(edit func(name string, body []byte) (string, []byte)) []byte {
-		var buf bytes.Buffer
-		tw := tar.NewWriter(&buf)
+		var edited []tarEntry
 		for _, e := range entries {
-			name, body := edit(e.name, e.body)
-			if name == "" {
-				continue
+			if name, body := edit(e.name, e.body); name != "" {
+				edited = append(edited, tarEntry{name, body})
 			}
-			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(body))})
-			tw.Write(body)
 		}
-		tw.Close()
-		return buf.Bytes()
+		return tarOf(edited)
 	}
 	same := func(name string, body []byte) (string, []byte) { return name, body }
+	var contents []string // artifact files, as opposed to their descriptions
+	for _, e := range entries {
+		if strings.HasPrefix(e.name, "artifacts/") && !strings.HasSuffix(e.name, ".json") {
+			contents = append(contents, e.name)
+		}
+	}
+	if len(contents) < 2 {
+		t.Fatalf("the archive holds artifact files %q: fill alice with more", contents)
+	}
+	last := contents[len(contents)-1]
 	to := serverOn(t, "sqlite", t.TempDir()+"/to.db", withSQLArtifacts)
 	for _, tc := range []struct {
 		name, want string
@@ -313,30 +368,52 @@ func TestImportRefusesBadArchives(t *testing.T) {
 		{"not a tar", "does not start with user.jsonl", []byte("hello"), true},
 		{"empty", "does not start with user.jsonl", nil, true},
 		{"another format", "format 9", rebuilt(func(name string, body []byte) (string, []byte) {
-			return name, bytes.Replace(body, []byte(`"format":2`), []byte(`"format":9`), 1)
+			return name, bytes.Replace(body, []byte(`"format":3`), []byte(`"format":9`), 1)
 		}), true},
-		{"a broken line", "user.jsonl, line 2", rebuilt(func(name string, body []byte) (string, []byte) {
+		{"a second line in user.jsonl", "user.jsonl, line 2", rebuilt(func(name string, body []byte) (string, []byte) {
 			if name == "user.jsonl" {
-				body = bytes.Replace(body, []byte(`{"kind":"user_state"`), []byte(`{"kind":"user_state"\x00`), 1)
+				body = append(body, `{"kind":"user_state","state":{}}`+"\n"...)
 			}
 			return name, body
+		}), true},
+		{"a part this deployment lacks", "it holds the user's notes, and this deployment keeps none", rebuilt(func(name string, body []byte) (string, []byte) {
+			return name, bytes.Replace(body, []byte(`"parts":["`), []byte(`"parts":["notes","`), 1)
 		}), true},
 		{"a fact that looks like a secret", "looks like a secret", rebuilt(func(name string, body []byte) (string, []byte) {
 			return name, bytes.Replace(body, []byte("Lives in Lisbon"), []byte("password: hunter2"), 1)
 		}), false},
 		{"a changed artifact", "SHA-256", rebuilt(func(name string, body []byte) (string, []byte) {
-			if name == "artifacts/1/1" {
+			if name == contents[0] {
 				body = []byte("day 1: Sintra")
 			}
 			return name, body
 		}), false},
-		{"a missing artifact", "ends without artifacts/1/2", rebuilt(func(name string, body []byte) (string, []byte) {
-			if name == "artifacts/1/2" {
+		{"a missing artifact", "ends without " + last, rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == last {
 				return "", nil
 			}
 			return name, body
 		}), false},
-		{"a stranger file", "which user.jsonl does not describe", rebuilt(func(name string, body []byte) (string, []byte) {
+		{"an artifact's content out of its place", "where " + contents[0] + " should be", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == contents[0] {
+				return contents[0] + "x", body
+			}
+			return name, body
+		}), false},
+		{"a missing part", "does not count the", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "user_state/state.json" {
+				return "", nil
+			}
+			return name, body
+		}), false},
+		{"no end", "ends before end.json", rebuilt(func(name string, body []byte) (string, []byte) {
+			if name == "end.json" {
+				return "", nil
+			}
+			return name, body
+		}), false},
+		{"a file past the end", "late.json after end.json", tarOf(append(slices.Clone(entries), tarEntry{"late.json", []byte("{}")})), false},
+		{"a stranger file", "which is no part it announces", rebuilt(func(name string, body []byte) (string, []byte) {
 			if name == "sessions/1.jsonl" {
 				return "../../etc/passwd", body
 			}
@@ -351,7 +428,7 @@ func TestImportRefusesBadArchives(t *testing.T) {
 			}
 			return name, body
 		}), false},
-		{"a second session's broken line", "sessions/2.jsonl: invalid argument: the archive is not one this Hector can restore: line 3", rebuilt(func(name string, body []byte) (string, []byte) {
+		{"a second session's broken line", "sessions/2.jsonl: the archive is not one this Hector can restore: line 3", rebuilt(func(name string, body []byte) (string, []byte) {
 			if name == "sessions/2.jsonl" {
 				body = append(body, "{not json\n"...)
 			}
@@ -369,7 +446,7 @@ func TestImportRefusesBadArchives(t *testing.T) {
 			}
 			return name, body
 		}), false},
-		{"junk entries", "which user.jsonl does not describe", rebuilt(func(name string, body []byte) (string, []byte) {
+		{"junk entries", "which is no part it announces", rebuilt(func(name string, body []byte) (string, []byte) {
 			if name == "sessions/2.jsonl" {
 				return "junk", body
 			}
@@ -441,6 +518,17 @@ func asClaimed(t *testing.T, view, by string) string {
 type tarEntry struct {
 	name string
 	body []byte
+}
+
+func tarOf(entries []tarEntry) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		tw.WriteHeader(&tar.Header{Name: e.name, Mode: 0o600, Size: int64(len(e.body))})
+		tw.Write(e.body)
+	}
+	tw.Close()
+	return buf.Bytes()
 }
 
 func readTar(t *testing.T, archive []byte) []tarEntry {

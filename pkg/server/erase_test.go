@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -119,13 +120,16 @@ func TestExportOverHTTP(t *testing.T) {
 		raw, _ := io.ReadAll(tr)
 		files[h.Name] = string(raw)
 	}
-	user, trip := files["user.jsonl"], files["sessions/1.jsonl"]
+	user, trip := files["user_state/state.json"]+files["facts/versions.json"]+files["artifacts/1/1.json"], files["sessions/1.jsonl"]
 	for _, want := range []string{`"user:home":"Porto"`, `"value":"Lives in Lisbon"`, `"superseded_by"`, `"value":"Lives in Porto"`, `"name":"plan.txt"`} {
 		if !strings.Contains(user, want) {
-			t.Errorf("user.jsonl lacks %s:\n%s", want, user)
+			t.Errorf("the user's parts lack %s:\n%s", want, user)
 		}
 	}
-	if strings.Contains(user+trip, "Oslo") {
+	if head := files["user.jsonl"]; !strings.Contains(head, `"format":3`) || !strings.Contains(head, `"sessions":1`) || files["end.json"] != `{"files":8}`+"\n" {
+		t.Errorf("the archive's first and last files: %s %s", head, files["end.json"])
+	}
+	if strings.Contains(fmt.Sprint(files), "Oslo") {
 		t.Error("the archive holds bob's fact")
 	}
 	if lines := strings.Split(strings.TrimSpace(trip), "\n"); len(lines) != 3 || !strings.Contains(lines[0], `"topic":"Lisbon"`) ||

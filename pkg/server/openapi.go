@@ -225,7 +225,7 @@ var schemas = map[string]any{
 	"Metrics":       str,
 	"OpenAPI":       anyObj,
 	"Content":       map[string]any{"type": "string", "format": "binary"},
-	"Archive":       map[string]any{"type": "string", "format": "binary", "description": "A tar archive: user.jsonl, then the artifacts' files"},
+	"Archive":       map[string]any{"type": "string", "format": "binary", "description": "A tar archive: user.jsonl, the sessions' files, each store's part (user_state/, artifacts/, facts/), end.json"},
 	"AppState":      body(map[string]any{"state": stateDelta("app:")}, "state"),
 	"UserState":     body(map[string]any{"state": stateDelta("user:")}, "state"),
 	"State":         obj(map[string]any{"state": anyObj}, "state"),

@@ -4,21 +4,17 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
+	"slices"
 	"strings"
 
-	"github.com/hectormem/hector/pkg/artifacts"
 	"github.com/hectormem/hector/pkg/errkind"
-	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/session"
+	"github.com/hectormem/hector/pkg/userdata"
 )
 
 // ErrUserNotEmpty: the user to restore into holds something already; nothing
@@ -35,15 +31,28 @@ type Summary struct {
 	ArtifactVersions int   `json:"artifact_versions"`
 }
 
+// count is where a store's part's count goes in the summary.
+func (s *Summary) count(store string) *int {
+	switch store {
+	case userdata.UserState:
+		return &s.UserStateKeys
+	case userdata.Facts:
+		return &s.FactVersions
+	case userdata.Artifacts:
+		return &s.ArtifactVersions
+	}
+	return new(int)
+}
+
 // Owner is an archive's app and user.
 type Owner struct {
 	AppName string `json:"app_name"`
 	UserID  string `json:"user_id"`
 }
 
-// Files read whole are bounded: user.jsonl (facts are a few thousand
-// characters a scope, an artifact version's description is small) and a
-// session's file.
+// Files read whole are bounded: user.jsonl (in formats 1 and 2 it held
+// the facts, a few thousand characters a scope, and the artifacts'
+// descriptions) and a session's file.
 const (
 	maxUserFile    = 64 << 20
 	maxSessionFile = 1 << 30
@@ -52,38 +61,43 @@ const (
 // Restore reads an archive Write wrote (maybe in another deployment, of
 // another user ID) and writes it back as the user appName/userID, who must
 // hold nothing yet: sessions keep their IDs, state, events (with their IDs
-// and times) and order; facts every version; artifacts every version with
-// its content, type, metadata and creation time.
+// and times) and order, and each store's part is written back by the
+// store (facts every version, artifacts every version with its content).
 //
 // The archive is read as it streams and checked as it goes: a malformed
-// or truncated one is refused with ErrInvalidArgument naming what is
+// or truncated one is refused with userdata.ErrBadArchive naming what is
 // wrong, and a refused restore leaves nothing: what it wrote before the
 // fault showed is forgotten again (svcs.Forget). Facts are recorded as
 // imported by by (see facts.Service.Restore).
 func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, by string) (*Summary, error) {
 	tr := tar.NewReader(r)
 	h, err := tr.Next()
-	if err != nil || h.Name != "user.jsonl" {
+	if err != nil || h.Name != headFile {
 		return nil, bad("it does not start with user.jsonl (%s): is it an archive from GET …/users/{user}/export?", errOr(err, "it starts with "+nameOf(h)))
 	}
 	if h.Size > maxUserFile {
 		return nil, bad("its user.jsonl is %d MiB, over the limit of %d MiB", h.Size>>20, maxUserFile>>20)
 	}
-	user, err := readUserFile(tr)
+	head, legacy, err := readHead(tr)
 	if err != nil {
 		return nil, err
 	}
-	if len(user.facts) > 0 && svcs.Facts == nil {
-		return nil, bad("it holds %d fact versions, and this deployment keeps no facts", len(user.facts))
+	stores := map[string]userdata.Store{}
+	for _, st := range userdata.Stores(svcs.Services, appName, userID) {
+		if !st.Derived {
+			stores[st.Name] = st
+		}
 	}
-	if len(user.files) > 0 && svcs.Artifacts == nil {
-		return nil, bad("it holds %d artifact versions, and this deployment keeps no artifacts", len(user.files))
+	for _, part := range head.Parts {
+		if _, ok := stores[part]; !ok {
+			return nil, bad("it holds the user's %s, and this deployment keeps none", part)
+		}
 	}
-	if err := checkEmpty(ctx, svcs, appName, userID); err != nil {
+	if err := checkEmpty(ctx, svcs.Sessions, stores, appName, userID); err != nil {
 		return nil, err
 	}
 
-	sum, err := restore(ctx, tr, user, svcs, appName, userID, by)
+	sum, err := restore(ctx, tr, head, legacy, svcs, stores, appName, userID, by)
 	if err != nil {
 		// The user held nothing before: forgetting them again undoes it all.
 		if svcs.Forget == nil {
@@ -98,22 +112,30 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, b
 }
 
 // restore writes what the archive holds past user.jsonl, which it has read.
-func restore(ctx context.Context, tr *tar.Reader, user *userFile, svcs Services, appName, userID, by string) (*Summary, error) {
-	sum := &Summary{From: user.from}
-	if len(user.state) > 0 {
-		if err := svcs.Sessions.UpdateUserState(ctx, appName, userID, user.state); err != nil {
-			return nil, err
+func restore(ctx context.Context, tr *tar.Reader, head *userLine, legacy *legacyUser, svcs Services, stores map[string]userdata.Store,
+	appName, userID, by string) (*Summary, error) {
+	sum := &Summary{From: Owner{head.AppName, head.UserID}}
+	importers := map[string]userdata.Importer{}
+	importer := func(name string) (userdata.Importer, bool) {
+		part, _, _ := strings.Cut(name, "/")
+		st, ok := stores[part]
+		if !ok || !slices.Contains(head.Parts, part) {
+			return userdata.Importer{}, false
 		}
-		sum.UserStateKeys = len(user.state)
+		if _, started := importers[part]; !started {
+			importers[part] = st.Import(ctx, by)
+		}
+		return importers[part], true
 	}
-	if len(user.facts) > 0 {
-		if err := svcs.Facts.Restore(ctx, appName, userID, by, user.facts); err != nil {
+	if legacy != nil {
+		if err := legacy.start(ctx, importer); err != nil {
 			return nil, err
 		}
-		sum.FactVersions = len(user.facts)
 	}
 	restorer, _ := svcs.Sessions.(session.Restorer)
 	seen, restored := map[string]bool{}, map[string]bool{} // file names, session IDs
+	files := 1
+	var end *endFile
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -126,12 +148,13 @@ func restore(ctx context.Context, tr *tar.Reader, user *userFile, svcs Services,
 			return nil, bad("it holds %s twice", h.Name)
 		}
 		seen[h.Name] = true
-		switch a, isArtifact := user.files[h.Name]; {
-		case isArtifact:
-			if err := restoreArtifact(ctx, svcs.Artifacts, appName, userID, a, tr); err != nil {
-				return nil, fmt.Errorf("%s: %w", h.Name, err)
-			}
-			sum.ArtifactVersions++
+		if end != nil {
+			return nil, bad("it holds %s after end.json, which ends it", h.Name)
+		}
+		switch imp, isPart := importer(h.Name); {
+		case h.Name == lastFile && legacy == nil:
+			end = &endFile{Files: -1}
+			json.NewDecoder(io.LimitReader(tr, 1<<10)).Decode(end)
 		case strings.HasPrefix(h.Name, "sessions/") && strings.HasSuffix(h.Name, ".jsonl"):
 			if restorer == nil {
 				return nil, bad("this deployment's session store cannot restore sessions")
@@ -156,84 +179,78 @@ func restore(ctx context.Context, tr *tar.Reader, user *userFile, svcs Services,
 			}
 			sum.Sessions++
 			sum.Events += len(req.Events)
+		case legacy != nil:
+			if err := legacy.file(ctx, h.Name, tr, imp, isPart); err != nil {
+				return nil, err
+			}
+		case isPart:
+			if err := imp.File(ctx, h.Name, tr); err != nil {
+				return nil, fmt.Errorf("%s: %w", h.Name, err)
+			}
 		default:
-			return nil, bad("it holds %s, which user.jsonl does not describe", h.Name)
+			return nil, bad("it holds %s, which is no part it announces (%s)", h.Name, strings.Join(append([]string{"sessions"}, head.Parts...), ", "))
+		}
+		files++
+	}
+	if legacy != nil {
+		if err := legacy.end(seen); err != nil {
+			return nil, err
 		}
 	}
-	for name := range user.files {
-		if !seen[name] {
-			return nil, bad("it ends without %s, which user.jsonl describes", name)
+	for part, imp := range importers { // first: they say best what is missing
+		n, err := imp.Done(ctx)
+		if err != nil {
+			return nil, err
 		}
+		*sum.count(part) = n
 	}
-	if user.sessions >= 0 && sum.Sessions != user.sessions {
-		return nil, bad("it ends after %d of the %d sessions user.jsonl counts: is it cut short?", sum.Sessions, user.sessions)
+	if head.Sessions >= 0 && sum.Sessions != head.Sessions {
+		return nil, bad("it ends after %d of the %d sessions user.jsonl counts: is it cut short?", sum.Sessions, head.Sessions)
+	}
+	switch {
+	case legacy != nil:
+	case end == nil:
+		return nil, bad("it ends before end.json, after %d files: is it cut short?", files)
+	case end.Files != files-1:
+		return nil, bad("its end.json does not count the %d files before it", files-1)
 	}
 	return sum, nil
 }
 
-// userFile is what user.jsonl holds.
-type userFile struct {
-	from     Owner
-	sessions int // how many session files follow; -1 when the format does not say
-	state    map[string]any
-	facts    []facts.ScopedFact
-	files    map[string]artifactLine // by file name
-}
-
-func readUserFile(r io.Reader) (*userFile, error) {
-	u := &userFile{files: map[string]artifactLine{}}
+// readHead reads user.jsonl: in format 3 its one line; in formats 1 and 2
+// the user's state, facts and artifacts' descriptions too.
+func readHead(r io.Reader) (*userLine, *legacyUser, error) {
+	var head userLine
+	var legacy *legacyUser
 	n, err := eachLine(r, func(n int, kind string, raw []byte) error {
 		if n == 1 {
-			var head userLine
 			if kind != "user" || json.Unmarshal(raw, &head) != nil {
 				return fmt.Errorf(`its first line is not {"kind":"user",…}`)
 			}
-			if head.Format != 1 && head.Format != Format {
-				return fmt.Errorf("it is in format %d, and this Hector reads formats 1 and %d", head.Format, Format)
-			}
-			u.from, u.sessions = Owner{head.AppName, head.UserID}, -1
-			if head.Format >= 2 {
-				u.sessions = head.Sessions
+			switch head.Format {
+			case Format:
+			case 1, 2:
+				legacy = newLegacyUser(&head)
+			default:
+				return fmt.Errorf("it is in format %d, and this Hector reads formats 1 to %d", head.Format, Format)
 			}
 			return nil
 		}
-		switch kind {
-		case "user_state":
-			var l userStateLine
-			if err := json.Unmarshal(raw, &l); err != nil {
-				return err
-			}
-			u.state = l.State
-		case "fact":
-			var l factLine
-			if err := json.Unmarshal(raw, &l); err != nil {
-				return err
-			}
-			u.facts = append(u.facts, l.Fact)
-		case "artifact":
-			var l artifactLine
-			if err := json.Unmarshal(raw, &l); err != nil {
-				return err
-			}
-			if l.Artifact == nil || !strings.HasPrefix(l.File, "artifacts/") {
-				return fmt.Errorf("an artifact line needs the artifact and a file under artifacts/")
-			}
-			if _, dup := u.files[l.File]; dup {
-				return fmt.Errorf("file %s is described twice", l.File)
-			}
-			u.files[l.File] = l
-		default:
-			return fmt.Errorf("kind %q is not one of user.jsonl's (user, user_state, fact, artifact)", kind)
+		if legacy == nil {
+			return fmt.Errorf("user.jsonl holds one line in format %d", Format)
 		}
-		return nil
+		return legacy.line(kind, raw)
 	})
 	if err != nil {
-		return nil, bad("user.jsonl, line %d: %v", n, err)
+		return nil, nil, bad("user.jsonl, line %d: %v", n, err)
 	}
 	if n == 0 {
-		return nil, bad("user.jsonl is empty")
+		return nil, nil, bad("user.jsonl is empty")
 	}
-	return u, nil
+	if legacy != nil {
+		head.Parts = legacy.parts()
+	}
+	return &head, legacy, nil
 }
 
 // readSessionFile reads a session's file as the session to restore as the
@@ -297,43 +314,7 @@ func eachLine(r io.Reader, fn func(n int, kind string, raw []byte) error) (int, 
 	return n, sc.Err()
 }
 
-// restoreArtifact saves one version from body, which must match its description.
-func restoreArtifact(ctx context.Context, store artifacts.Service, appName, userID string, a artifactLine, body io.Reader) error {
-	ref := artifacts.Ref{AppName: appName, UserID: userID, SessionID: cmp.Or(a.SessionID, userArtifactsSession), Name: a.Artifact.Name}
-	if (a.SessionID == "") != strings.HasPrefix(ref.Name, artifacts.UserPrefix) {
-		return bad("artifact %q: a user: artifact has no session ID, and a session's has one", ref.Name)
-	}
-	checked := &matching{r: body, h: sha256.New(), want: a.Artifact}
-	_, err := store.Save(ctx, &artifacts.SaveRequest{Ref: ref, MimeType: a.Artifact.MimeType, Metadata: a.Artifact.Metadata,
-		Body: checked, CreatedAt: a.Artifact.CreatedAt})
-	return err
-}
-
-// matching reads a file and fails at its end, before the store keeps it,
-// if it is not the content described.
-type matching struct {
-	r    io.Reader
-	h    hash.Hash
-	n    int64
-	want *artifacts.Info
-}
-
-func (m *matching) Read(p []byte) (int, error) {
-	n, err := m.r.Read(p)
-	if err != nil && err != io.EOF { // the archive ends inside the file, or breaks there
-		return n, bad("reading artifact %q: %v", m.want.Name, err)
-	}
-	m.h.Write(p[:n])
-	m.n += int64(n)
-	if err == io.EOF && (m.n != m.want.Size || hex.EncodeToString(m.h.Sum(nil)) != m.want.SHA256) {
-		return n, bad("its content is not the %d bytes with the SHA-256 user.jsonl gives", m.want.Size)
-	}
-	return n, err
-}
-
-func bad(format string, args ...any) error {
-	return fmt.Errorf("%w: the archive is not one this Hector can restore: "+format, append([]any{errkind.InvalidArgument}, args...)...)
-}
+func bad(format string, args ...any) error { return userdata.Bad(format, args...) }
 
 func errOr(err error, otherwise string) string {
 	if err != nil {
@@ -350,41 +331,25 @@ func nameOf(h *tar.Header) string {
 }
 
 // checkEmpty refuses to restore into a user who holds something.
-func checkEmpty(ctx context.Context, svcs Services, appName, userID string) error {
+func checkEmpty(ctx context.Context, sessions session.Service, stores map[string]userdata.Store, appName, userID string) error {
 	held := func(what string) error {
 		return fmt.Errorf("%w: user %q of app %q has %s: erase the user first (DELETE /v1/apps/%s/users/%s), or restore under another user ID",
 			ErrUserNotEmpty, userID, appName, what, appName, userID)
 	}
-	list, err := svcs.Sessions.List(ctx, &session.ListRequest{AppName: appName, UserID: userID, PageSize: 1})
+	list, err := sessions.List(ctx, &session.ListRequest{AppName: appName, UserID: userID, PageSize: 1})
 	if err != nil {
 		return err
 	}
 	if len(list.Sessions) > 0 {
-		return held("sessions")
+		return held(userdata.Sessions)
 	}
-	st, err := svcs.Sessions.UserState(ctx, appName, userID)
-	if err != nil {
-		return err
-	}
-	if len(st) > 0 {
-		return held("user: state")
-	}
-	if svcs.Facts != nil {
-		all, err := svcs.Facts.UserFacts(ctx, appName, userID)
-		if err != nil {
+	for name, st := range stores {
+		n, err := st.Left(ctx)
+		if err != nil && !errors.Is(err, errkind.NotFound) {
 			return err
 		}
-		if len(all) > 0 {
-			return held("facts")
-		}
-	}
-	if svcs.Artifacts != nil {
-		own, err := svcs.Artifacts.List(ctx, appName, userID, userArtifactsSession)
-		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-			return err
-		}
-		if len(own) > 0 {
-			return held("artifacts")
+		if n > 0 {
+			return held(name)
 		}
 	}
 	return nil

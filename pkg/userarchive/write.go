@@ -2,24 +2,24 @@
 // out as one streamed tar archive: Write gives it to them (access on
 // request), Restore writes it back into a deployment (moving a user).
 //
-//	user.jsonl                 first: the user, their user: state, every
-//	                           version of their facts (theirs and their
-//	                           sessions', with validity and provenance),
-//	                           and a description of every artifact version
-//	sessions/<n>.jsonl         a session, oldest first: a line for the
-//	                           session, then one per event, in order
-//	artifacts/<a>/<v>          version v of artifact a, as stored, after
-//	                           the session it belongs to
+//	user.jsonl             first: whose archive it is, in which format,
+//	                       and which parts follow
+//	sessions/<n>.jsonl     a session, oldest first: a line for the
+//	                       session, then one per event, in order
+//	<part>/…               then each store's part (userdata.Stores, those
+//	                       not derived from the others), as it writes it:
+//	                       user_state/, artifacts/, facts/
+//	end.json               last: how many files came before it, so that
+//	                       an archive cut between two files is known
 //
-// Every line is a JSON object with a "kind". user.jsonl comes first so
-// that Restore streams the rest: it knows each artifact file before it
-// reads it.
+// Every JSON line of user.jsonl and the sessions' files has a "kind".
+// Restore reads formats 1 and 2 too, which held the user's state, facts
+// and artifacts' descriptions in user.jsonl.
 package userarchive
 
 import (
 	"archive/tar"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,35 +28,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hectormem/hector/pkg/artifacts"
-	"github.com/hectormem/hector/pkg/facts"
 	"github.com/hectormem/hector/pkg/session"
 	hstate "github.com/hectormem/hector/pkg/state"
+	"github.com/hectormem/hector/pkg/userdata"
 )
 
-// Format is the version of the archive's layout, in its first line. Format
-// 2 counts the sessions there, so that an archive cut between two files is
-// known to be short; Restore reads format 1 as well.
-const Format = 2
+// Format is the version of the archive's layout, in its first line.
+const Format = 3
 
-// Services are the stores a user is read from and written to; Artifacts,
-// Facts and Index may be nil.
+// Services are the stores a user is read from and written to.
 type Services struct {
-	Sessions  session.Service
-	Artifacts artifacts.Service
-	Facts     *facts.Service
-	// Index, when set, is told of each restored session at once; without
-	// it the index learns of them from the change feed.
-	Index interface {
-		Index(ctx context.Context, s session.Session) error
-	}
+	userdata.Services
 	// Forget removes everything of a user, as an erasure does: it undoes a
 	// refused restore (the user held nothing before it). Without it, a
 	// refused restore may leave part of the archive written, and says so.
 	Forget func(ctx context.Context, appName, userID string) error
 }
 
-// The lines of an archive.
+// The lines and files of an archive.
 type (
 	userLine struct {
 		Kind       string    `json:"kind"` // "user"
@@ -64,21 +53,8 @@ type (
 		AppName    string    `json:"app_name"`
 		UserID     string    `json:"user_id"`
 		ExportedAt time.Time `json:"exported_at"`
-		Sessions   int       `json:"sessions"` // how many session files follow
-	}
-	userStateLine struct {
-		Kind  string         `json:"kind"` // "user_state"
-		State map[string]any `json:"state"`
-	}
-	factLine struct {
-		Kind string           `json:"kind"` // "fact"
-		Fact facts.ScopedFact `json:"fact"`
-	}
-	artifactLine struct {
-		Kind      string          `json:"kind"`       // "artifact"
-		SessionID string          `json:"session_id"` // "" for a user: artifact
-		Artifact  *artifacts.Info `json:"artifact"`
-		File      string          `json:"file"`
+		Sessions   int       `json:"sessions"`        // how many session files follow
+		Parts      []string  `json:"parts,omitempty"` // the stores' parts after them
 	}
 	sessionLine struct {
 		Kind           string         `json:"kind"` // "session"
@@ -91,12 +67,15 @@ type (
 		Kind  string         `json:"kind"` // "event"
 		Event *session.Event `json:"event"`
 	}
+	endFile struct {
+		Files int `json:"files"` // before it, user.jsonl included
+	}
 )
 
-// userArtifactsSession is the session through which a user's own
-// artifacts are reached when they have no session: user: names are seen
-// from every session ID, existing or not.
-const userArtifactsSession = "user-archive"
+const (
+	headFile = "user.jsonl"
+	lastFile = "end.json"
+)
 
 // Write writes the archive of one user to w.
 func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID string) error {
@@ -105,110 +84,75 @@ func Write(ctx context.Context, w io.Writer, svcs Services, appName, userID stri
 	if err != nil {
 		return err
 	}
-	slices.Reverse(ids)   // oldest first: restored in this order, they list in the order they did
-	var user bytes.Buffer // small: state, facts and artifacts' descriptions
-	enc := json.NewEncoder(&user)
-	enc.Encode(userLine{"user", Format, appName, userID, now, len(ids)})
-	st, err := svcs.Sessions.UserState(ctx, appName, userID)
-	if err != nil {
-		return err
+	slices.Reverse(ids) // oldest first: restored in this order, they list in the order they did
+	var parts []userdata.Store
+	for _, st := range userdata.Stores(svcs.Services, appName, userID) {
+		switch {
+		case st.Derived:
+		case st.Export == nil || st.Import == nil:
+			return fmt.Errorf("store %s holds users' data and cannot put it in an archive", st.Name)
+		default:
+			parts = append(parts, st)
+		}
 	}
-	enc.Encode(userStateLine{"user_state", st})
-	if svcs.Facts != nil {
-		all, err := svcs.Facts.UserFacts(ctx, appName, userID)
-		if err != nil {
+	tw := tar.NewWriter(w)
+	files := 0
+	put := func(name string, size int64, modTime time.Time, body io.Reader) error {
+		files++
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: size, ModTime: modTime}); err != nil {
 			return err
 		}
-		for _, f := range all {
-			enc.Encode(factLine{"fact", f})
-		}
+		_, err := io.Copy(tw, body)
+		return err
 	}
-	// Every artifact version is described before any file is written; the
-	// files follow their sessions.
-	files := map[string][]artifactLine{} // by session ID
-	if svcs.Artifacts != nil {
-		n := 0
-		for i, id := range append(slices.Clone(ids), "") {
-			from, own := id, func(name string) bool { return !strings.HasPrefix(name, artifacts.UserPrefix) }
-			if id == "" { // the user's own, once
-				from, own = userArtifactsSession, func(name string) bool { return strings.HasPrefix(name, artifacts.UserPrefix) }
-			}
-			list, err := svcs.Artifacts.List(ctx, appName, userID, from)
-			if err != nil {
-				return fmt.Errorf("listing artifacts of session %d: %w", i+1, err)
-			}
-			for _, latest := range list {
-				if !own(latest.Name) {
-					continue
-				}
-				versions, err := svcs.Artifacts.Versions(ctx, artifacts.Ref{AppName: appName, UserID: userID, SessionID: from, Name: latest.Name})
-				if err != nil {
-					return err
-				}
-				n++
-				for _, v := range versions {
-					line := artifactLine{"artifact", id, v, fmt.Sprintf("artifacts/%d/%d", n, v.Version)}
-					files[id] = append(files[id], line)
-					enc.Encode(line)
-				}
+	putJSON := func(name string, lines ...any) error {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, l := range lines {
+			if err := enc.Encode(l); err != nil {
+				return err
 			}
 		}
+		return put(name, int64(buf.Len()), now, &buf)
 	}
 
-	tw := tar.NewWriter(w)
-	file := func(name string, content []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(content)), ModTime: now}); err != nil {
-			return err
-		}
-		_, err := tw.Write(content)
-		return err
+	head := userLine{"user", Format, appName, userID, now, len(ids), nil}
+	for _, p := range parts {
+		head.Parts = append(head.Parts, p.Name)
 	}
-	if err := file("user.jsonl", user.Bytes()); err != nil {
+	if err := putJSON(headFile, head); err != nil {
 		return err
-	}
-	writeFiles := func(sessionID string) error {
-		for _, a := range files[sessionID] {
-			from := cmp.Or(sessionID, userArtifactsSession)
-			info, body, err := svcs.Artifacts.Open(ctx, artifacts.Ref{AppName: appName, UserID: userID, SessionID: from, Name: a.Artifact.Name}, a.Artifact.Version)
-			if err != nil {
-				return err
-			}
-			err = tw.WriteHeader(&tar.Header{Name: a.File, Mode: 0o600, Size: info.Size, ModTime: info.CreatedAt})
-			if err == nil {
-				_, err = io.Copy(tw, body)
-			}
-			body.Close()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
 	}
 	for i, id := range ids {
 		got, err := svcs.Sessions.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 		if err != nil {
 			return err
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		own := map[string]any{} // app: keys are every user's, user: keys are above
+		own := map[string]any{} // app: keys are every user's, user: keys are their store's
 		for k, v := range got.Session.State().All() {
 			if !strings.HasPrefix(k, hstate.KeyPrefixApp) && !strings.HasPrefix(k, hstate.KeyPrefixUser) {
 				own[k] = v
 			}
 		}
-		enc.Encode(sessionLine{"session", id, got.Session.Title(), own, got.Session.LastUpdateTime()})
+		lines := []any{sessionLine{"session", id, got.Session.Title(), own, got.Session.LastUpdateTime()}}
 		for ev := range got.Session.Events().All() {
-			enc.Encode(eventLine{"event", ev})
+			lines = append(lines, eventLine{"event", ev})
 		}
-		if err := file(fmt.Sprintf("sessions/%d.jsonl", i+1), buf.Bytes()); err != nil {
-			return err
-		}
-		if err := writeFiles(id); err != nil {
+		if err := putJSON(fmt.Sprintf("sessions/%d.jsonl", i+1), lines...); err != nil {
 			return err
 		}
 	}
-	if err := writeFiles(""); err != nil {
+	for _, p := range parts {
+		if err := p.Export(ctx, func(name string, size int64, modTime time.Time, body io.Reader) error {
+			if !strings.HasPrefix(name, p.Name+"/") {
+				return fmt.Errorf("store %s put %s, outside its part", p.Name, name)
+			}
+			return put(name, size, modTime, body)
+		}); err != nil {
+			return fmt.Errorf("exporting the user's %s: %w", p.Name, err)
+		}
+	}
+	if err := putJSON(lastFile, endFile{Files: files}); err != nil {
 		return err
 	}
 	return tw.Close()

@@ -82,6 +82,19 @@ func testRestore(t *testing.T, newService Factory) {
 		t.Errorf("storing over a restored fact = %+v, %v", f, err)
 	}
 
+	// A copy of alice in her own service: its versions are new, linked
+	// as hers are, and hers are as they were.
+	if err := from.Restore(ctx, "app", "gina", "admin", exported); err != nil {
+		t.Fatalf("copying alice as gina: %v", err)
+	}
+	if h, err := from.History(ctx, facts.UserScope("app", "gina"), "home"); err != nil || len(h) != 2 || h[0].SupersededBy != h[1].ID ||
+		h[1].Supersedes != h[0].ID || h[0].ID == exported[0].ID || h[1].ID == exported[1].ID || h[1].Value != "Lives in Porto" {
+		t.Errorf("gina's History(home) = %+v, %v", h, err)
+	}
+	if again, err := from.UserFacts(ctx, "app", "alice"); err != nil || jsonText(t, again) != jsonText(t, exported) {
+		t.Errorf("alice's facts after copying her: %v\n%s", err, jsonText(t, again))
+	}
+
 	if err := to.Restore(ctx, "app", "carol", "admin", exported); !errors.Is(err, facts.ErrUserHasFacts) {
 		t.Errorf("restoring into a user with facts: %v, want ErrUserHasFacts", err)
 	}
