@@ -290,12 +290,11 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 		}
 		vec = vecs[0]
 	}
-	// A search that prefers recent results weighs the best candidates by
-	// their age, then keeps the best limit.
-	want := limit
-	if req.RecencyHalfLife > 0 {
-		want = hybridCandidates(limit)
-	}
+	// The best candidates, more than the limit: a short question among
+	// them gives part of its score to its reply (creditReplies), and a
+	// search that prefers recent results weighs them by their age; then
+	// the best limit is kept.
+	want := hybridCandidates(limit)
 	f := req.Filter
 	// Extra results let ties be broken the same way whichever the store.
 	switch x.kind {
@@ -324,10 +323,11 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	if err != nil {
 		return nil, err
 	}
+	creditReplies(resp.Results)
 	if req.RecencyHalfLife > 0 {
 		preferRecent(resp.Results, req.RecencyHalfLife)
-		resp.Results = resp.Results[:min(limit, len(resp.Results))]
 	}
+	resp.Results = resp.Results[:min(limit, len(resp.Results))]
 	return resp, nil
 }
 
