@@ -80,7 +80,7 @@ func creditReplies(results []SearchResult) {
 // are in questions.
 func asksBriefly(text string) bool {
 	words, asking, sentence := 0, 0, 0
-	for _, w := range strings.Fields(text) {
+	for w := range strings.FieldsSeq(text) { // lazily: a long turn stops at its 21st word
 		words++
 		if words > shortTurnWords {
 			return false
