@@ -27,7 +27,8 @@ const UserPrefix = "user:"
 // DefaultMaxSize is the largest artifact a store accepts unless configured otherwise.
 const DefaultMaxSize = 64 << 20
 
-// Ref names an artifact as seen from one session.
+// Ref names an artifact as seen from one session. A user: artifact may
+// be named without a session (SessionID "").
 type Ref struct {
 	AppName, UserID, SessionID string
 	Name                       string
@@ -73,7 +74,8 @@ type Service interface {
 	// which the caller must close.
 	Open(ctx context.Context, ref Ref, version int64) (*Info, io.ReadCloser, error)
 	// List describes the latest version of every name visible from a
-	// session, its own and its user's, in name order.
+	// session, its own and its user's, in name order; with sessionID "",
+	// of the user's own.
 	List(ctx context.Context, appName, userID, sessionID string) ([]*Info, error)
 	// Versions describes every version of a name, oldest first.
 	Versions(ctx context.Context, ref Ref) ([]*Info, error)

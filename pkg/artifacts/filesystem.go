@@ -263,11 +263,15 @@ func (s *fsStore) Open(ctx context.Context, ref Ref, version int64) (*Info, io.R
 }
 
 func (s *fsStore) List(ctx context.Context, appName, userID, sessionID string) ([]*Info, error) {
-	if err := validateSession(appName, userID, sessionID); err != nil {
+	if err := validateView(appName, userID, sessionID); err != nil {
 		return nil, err
 	}
 	var out []*Info
-	for _, o := range []owner{{appName, userID, sessionID}, {appName, userID, ""}} {
+	owners := []owner{{appName, userID, ""}}
+	if sessionID != "" {
+		owners = append(owners, owner{appName, userID, sessionID})
+	}
+	for _, o := range owners {
 		names, err := os.ReadDir(s.ownerDir(o))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

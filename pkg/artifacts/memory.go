@@ -76,7 +76,7 @@ func (m *memoryStore) Open(ctx context.Context, ref Ref, version int64) (*Info, 
 }
 
 func (m *memoryStore) List(ctx context.Context, appName, userID, sessionID string) ([]*Info, error) {
-	if err := validateSession(appName, userID, sessionID); err != nil {
+	if err := validateView(appName, userID, sessionID); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()

@@ -254,7 +254,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 func (r *chunkReader) Close() error { r.buf, r.left = nil, 0; return nil }
 
 func (s *sqlStore) List(ctx context.Context, appName, userID, sessionID string) ([]*Info, error) {
-	if err := validateSession(appName, userID, sessionID); err != nil {
+	if err := validateView(appName, userID, sessionID); err != nil {
 		return nil, err
 	}
 	var rows []versionRow

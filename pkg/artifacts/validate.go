@@ -50,9 +50,18 @@ func validateSession(app, user, session string) error {
 	return nil
 }
 
+// validateView checks what a listing is seen from: a session, or the
+// user alone (session "").
+func validateView(app, user, session string) error {
+	if session == "" {
+		return validateSession(app, user, "-")
+	}
+	return validateSession(app, user, session)
+}
+
 // resolve validates ref and returns where its name is stored.
 func resolve(ref Ref) (owner, error) {
-	if err := validateSession(ref.AppName, ref.UserID, ref.SessionID); err != nil {
+	if err := validateView(ref.AppName, ref.UserID, ref.SessionID); err != nil {
 		return owner{}, err
 	}
 	if err := validateName(ref.Name); err != nil {
@@ -60,6 +69,9 @@ func resolve(ref Ref) (owner, error) {
 	}
 	if strings.HasPrefix(ref.Name, UserPrefix) {
 		return owner{ref.AppName, ref.UserID, ""}, nil
+	}
+	if ref.SessionID == "" {
+		return owner{}, invalid("artifact %q is a session's: name its session, or give it the %q prefix to make it the user's", ref.Name, UserPrefix)
 	}
 	return owner{ref.AppName, ref.UserID, ref.SessionID}, nil
 }

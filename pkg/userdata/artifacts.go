@@ -2,7 +2,6 @@ package userdata
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,11 +17,6 @@ import (
 	"github.com/hectormem/hector/pkg/session"
 )
 
-// anySession stands for the session a request about the user's own
-// artifacts must name: user: names are seen from every session ID,
-// existing or not.
-const anySession = "user-data"
-
 // ArtifactFile describes one version of an artifact in an archive: the
 // file "<name>.json" holds it, and "<name>" the content, next.
 type ArtifactFile struct {
@@ -34,14 +28,14 @@ type ArtifactFile struct {
 // (user:) ones here, and their sessions' through the sessions; an archive
 // holds both, every version.
 func userArtifacts(store artifacts.Service, sessions session.Service, app, user string) Store {
-	ref := func(sessionID, name string) artifacts.Ref {
-		return artifacts.Ref{AppName: app, UserID: user, SessionID: cmp.Or(sessionID, anySession), Name: name}
+	ref := func(sessionID, name string) artifacts.Ref { // "": the user's own
+		return artifacts.Ref{AppName: app, UserID: user, SessionID: sessionID, Name: name}
 	}
 	// names lists the latest version of the artifacts of a session (""
 	// for the user's own).
 	names := func(ctx context.Context, sessionID string) ([]*artifacts.Info, error) {
-		all, err := store.List(ctx, app, user, cmp.Or(sessionID, anySession))
-		if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+		all, err := store.List(ctx, app, user, sessionID)
+		if err != nil {
 			return nil, err
 		}
 		return slices.DeleteFunc(all, func(a *artifacts.Info) bool {

@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"LargeAndEmptyContent", testLargeAndEmptyContent},
 		{"MimeDetection", testMimeDetection},
 		{"Scopes", testScopes},
+		{"UserOwnWithoutSession", testUserOwnWithoutSession},
 		{"Delete", testDelete},
 		{"DeleteSession", testDeleteSession},
 		{"BadInputWritesNothing", testBadInputWritesNothing},
@@ -229,6 +230,37 @@ func testScopes(t *testing.T, newStore Factory) {
 			t.Errorf("%s/%s lists %d artifacts (%v), want none", other.AppName, other.UserID, len(infos), err)
 		}
 		wantErr(t, "deleting another's artifact", s.Delete(t.Context(), other), artifacts.ErrNotFound)
+	}
+}
+
+// A user's own artifacts are reached without a session (SessionID ""):
+// listed alone, opened, saved, deleted; a session's artifact is not, and
+// DeleteSession of no session deletes nothing.
+func testUserOwnWithoutSession(t *testing.T, newStore Factory) {
+	s := newStore(t)
+	save(t, s, ref("s1", "user:cv.pdf"), []byte("v1"), "application/pdf")
+	save(t, s, ref("s1", "notes.txt"), []byte("s1 notes"), "text/plain")
+	save(t, s, ref("", "user:cv.pdf"), []byte("v2"), "application/pdf")
+	save(t, s, ref("", "user:photo.png"), []byte("png"), "image/png")
+	if got, want := strings.Join(names(t, s, ""), " "), "user:cv.pdf@2 user:photo.png@1"; got != want {
+		t.Errorf("the user's own: %q, want %q", got, want)
+	}
+	if _, data := open(t, s, ref("s9", "user:cv.pdf"), 0); string(data) != "v2" {
+		t.Errorf("a user: artifact saved without a session, seen from one: %q", data)
+	}
+	if vs, err := s.Versions(t.Context(), ref("", "user:cv.pdf")); err != nil || len(vs) != 2 {
+		t.Errorf("Versions without a session: %d, %v", len(vs), err)
+	}
+	_, err := s.Save(t.Context(), &artifacts.SaveRequest{Ref: ref("", "draft.txt"), Body: strings.NewReader("x")})
+	wantErr(t, "saving a session's artifact without its session", err, artifacts.ErrInvalidArgument)
+	_, _, err = s.Open(t.Context(), ref("", "notes.txt"), 0)
+	wantErr(t, "opening a session's artifact without its session", err, artifacts.ErrInvalidArgument)
+	wantErr(t, "DeleteSession of no session", s.DeleteSession(t.Context(), "app", "alice", ""), artifacts.ErrInvalidArgument)
+	if err := s.Delete(t.Context(), ref("", "user:photo.png")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(names(t, s, "s1"), " "), "notes.txt@1 user:cv.pdf@2"; got != want {
+		t.Errorf("s1 after deleting the photo: %q, want %q", got, want)
 	}
 }
 
