@@ -1034,11 +1034,11 @@ export interface components {
                     [key: string]: unknown;
                 };
                 role?: string;
-                /** @description How well the result answers the query. A hybrid index's is between 0 and 1: 0.7 × the share of the query's terms the result holds (times the square root of its keyword score against the best) + 0.3 × its similarity in meaning above the model's floor; a keyword or vector index's is its own search's score. */
+                /** @description How well the result answers the query. A hybrid index's is between 0 and 1: 0.7 × the share of the query's terms the result holds (times the square root of its keyword score against the best) + 0.3 × its similarity in meaning above the model's floor; a keyword or vector index's is its own search's score. Then a short question among the candidates gives half its score to its reply, the event right after it (which may then pass 1). */
                 score?: number;
                 seq?: number;
                 session_id?: string;
-                /** @description With a hybrid index, what each search (keyword, vector) made of the result: its rank there and its own score (BM25, or cosine similarity). */
+                /** @description With a hybrid index, what each search (keyword, vector) made of the result: its rank there and its own score (BM25, or cosine similarity). "recency": the weight of its age, when the search prefers recent results. "reply": the rank of the short question just before it and the score that question gave it. */
                 signals?: {
                     [key: string]: {
                         rank: number;
