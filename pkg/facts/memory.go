@@ -244,12 +244,16 @@ func (m *memoryStorage) restore(ctx context.Context, recs []record) error {
 }
 
 func (m *memoryStorage) taken(ctx context.Context, ids []string) (bool, error) {
+	asked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		asked[id] = true
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, keys := range m.facts {
 		for _, vs := range keys {
 			for _, r := range vs {
-				if slices.Contains(ids, r.ID) {
+				if asked[r.ID] {
 					return true, nil
 				}
 			}

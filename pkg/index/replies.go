@@ -39,20 +39,26 @@ const (
 )
 
 // creditReplies moves scores from short questions to their replies among
-// results, in place, and orders results again.
+// results (ordered best first), in place, and orders them again.
 func creditReplies(results []SearchResult) {
+	var given []float64 // from the scores as they came; nil while none asks
+	for i, r := range results {
+		if asksBriefly(r.Content) {
+			if given == nil {
+				given = make([]float64, len(results))
+			}
+			given[i] = replyShare * r.Score
+		}
+	}
+	if given == nil { // most searches: nothing to move, results in order
+		return
+	}
 	bySession := map[string][]int{} // positions, by seq
 	for i, r := range results {
 		bySession[r.SessionID] = append(bySession[r.SessionID], i)
 	}
 	for _, at := range bySession {
 		slices.SortFunc(at, func(a, b int) int { return cmp.Compare(results[a].Seq, results[b].Seq) })
-	}
-	given := make([]float64, len(results)) // from the scores as they came
-	for i, r := range results {
-		if asksBriefly(r.Content) {
-			given[i] = replyShare * r.Score
-		}
 	}
 	for i, r := range results {
 		if given[i] == 0 {
