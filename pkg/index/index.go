@@ -193,6 +193,9 @@ func (x *Index) fingerprint() string {
 	if x.embedder != nil {
 		fp = append(fp, x.embedder.Fingerprint(), "authored") // see embeddedText
 	}
+	if x.kind == KindHybrid {
+		fp = append(fp, "preceded") // see befores
+	}
 	if x.kind != KindVector && x.tok.Stem {
 		fp = append(fp, "stemmed")
 	}

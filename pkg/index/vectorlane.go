@@ -288,7 +288,8 @@ func (x *Index) writeVectors(ctx context.Context, batch vectorBatch) error {
 			owners = append(owners, s.owner)
 		}
 	}
-	stored, err := x.prepare(ctx, all, true, func(i int, err error) { x.refusedOf(owners[i], all)(i, err) })
+	stored, err := x.prepare(ctx, all, source{owner: func(i int) Owner { return owners[i] }}, true,
+		func(i int, err error) { x.refusedOf(owners[i], all)(i, err) })
 	if err != nil {
 		return err
 	}

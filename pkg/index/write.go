@@ -74,7 +74,7 @@ func (x *Index) writeNewest(ctx context.Context, s session.Session) error {
 			return err
 		}
 		if len(missing) < len(docs) || i == first {
-			return x.write(ctx, x.store, o, missing)
+			return x.write(ctx, x.store, o, s, missing)
 		}
 	}
 }
@@ -116,8 +116,8 @@ func inStore[D interface{ event() string }](ctx context.Context, x *Index, o Own
 
 // write tokenizes docs, embeds them unless vectors come later, and writes
 // them to w.
-func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, docs []Document) error {
-	stored, err := x.prepare(ctx, docs, x.lane == nil, x.refusedOf(o, docs))
+func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, handle session.Session, docs []Document) error {
+	stored, err := x.prepare(ctx, docs, source{ownedBy(o), handle}, x.lane == nil, x.refusedOf(o, docs))
 	if err != nil || len(stored) == 0 {
 		return err
 	}
@@ -141,7 +141,7 @@ func (x *Index) failed(ctx context.Context, doing string, err error) error {
 // a rebuild must go on past one bad document rather than stall for every
 // user. A store that does not answer stops it, to be tried again.
 func (x *Index) writeSkipping(ctx context.Context, w StoreWriter, o Owner, docs []Document, vectors bool) error {
-	stored, err := x.prepare(ctx, docs, vectors, x.refusedOf(o, docs))
+	stored, err := x.prepare(ctx, docs, source{owner: ownedBy(o)}, vectors, x.refusedOf(o, docs))
 	if err != nil {
 		return err
 	}
@@ -200,15 +200,13 @@ func (x *Index) Skipped() Skips { return x.skips.report() }
 // prepare tokenizes docs, and embeds them when vectors is set. A text the
 // embedder refuses (see embedSkipping) is reported to refused and left
 // without a vector: a vector index leaves its document out.
-func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool, refused func(i int, err error)) ([]StoredDoc, error) {
+func (x *Index) prepare(ctx context.Context, docs []Document, from source, vectors bool, refused func(i int, err error)) ([]StoredDoc, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}
 	stored := make([]StoredDoc, len(docs))
-	texts := make([]string, len(docs))
 	for i, d := range docs {
 		stored[i].Document = d
-		texts[i] = d.embeddedText()
 		if x.kind != KindVector {
 			stored[i].Terms = x.tok.Tokens(d.searchedText())
 		}
@@ -216,7 +214,7 @@ func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool, refu
 	if x.embedder == nil || !vectors {
 		return stored, nil
 	}
-	vecs, err := x.embedSkipping(ctx, texts, refused)
+	vecs, err := x.embedDocs(ctx, docs, from, refused)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +225,47 @@ func (x *Index) prepare(ctx context.Context, docs []Document, vectors bool, refu
 		stored = slices.DeleteFunc(stored, func(d StoredDoc) bool { return d.Vector == nil })
 	}
 	return stored, nil
+}
+
+// embedDocs embeds docs, a hybrid index's each with the message before it
+// (see befores). When the embedder refuses a text with the message before,
+// the document's own is tried alone: what was refused may be the other
+// message's.
+func (x *Index) embedDocs(ctx context.Context, docs []Document, from source, refused func(i int, err error)) ([][]float32, error) {
+	befores := make([]string, len(docs))
+	if x.kind == KindHybrid {
+		var err error
+		if befores, err = x.befores(ctx, docs, from); err != nil {
+			return nil, err
+		}
+	}
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.embeddedText(befores[i])
+	}
+	var again []int
+	vecs, err := x.embedSkipping(ctx, texts, func(i int, err error) {
+		if befores[i] == "" {
+			refused(i, err)
+		} else {
+			again = append(again, i)
+		}
+	})
+	if err != nil || len(again) == 0 {
+		return vecs, err
+	}
+	alone := make([]string, len(again))
+	for j, i := range again {
+		alone[j] = docs[i].spoken()
+	}
+	vecsAlone, err := x.embedSkipping(ctx, alone, func(j int, err error) { refused(again[j], err) })
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range again {
+		vecs[i] = vecsAlone[j]
+	}
+	return vecs, nil
 }
 
 // embedSkipping embeds texts, one vector each. When the embedder fails on

@@ -146,7 +146,7 @@ func testRefusedDocument(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	if skips := idx.Skipped(); len(skips.Recent) != 0 {
 		t.Errorf("after a rebuild that indexed it: still reported %+v", skips.Recent)
 	}
-	if got := found("bob", "poison"); len(got) != 1 {
+	if got := found("bob", "poison"); !slices.Contains(got, "a poison zeppelin ticket") {
 		t.Errorf("after the rebuild bob finds %q for the once refused event", got)
 	}
 
