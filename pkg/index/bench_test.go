@@ -9,6 +9,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/glove"
+	"github.com/hectormem/hector/pkg/embed/minilm"
 	"github.com/hectormem/hector/pkg/embed/use"
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
@@ -106,7 +107,7 @@ func BenchmarkIndexOneTurn(b *testing.B) {
 //	go test -run '^$' -bench RebuildWithEmbedders -benchtime 1x ./pkg/index
 func BenchmarkRebuildWithEmbedders(b *testing.B) {
 	sessions := indextest.FillUsers(b, 1, 1000)
-	for _, name := range []string{"hash", "glove", "use-lite"} {
+	for _, name := range []string{"hash", "glove", "use-lite", "minilm"} {
 		b.Run(name, func(b *testing.B) {
 			runtime.GC()
 			var before runtime.MemStats
@@ -118,6 +119,8 @@ func BenchmarkRebuildWithEmbedders(b *testing.B) {
 				e, err = embed.NewHash(384)
 			case "glove":
 				e, err = glove.New()
+			case "minilm":
+				e, err = minilm.New()
 			default:
 				e, err = use.New()
 			}
