@@ -80,7 +80,7 @@ func appendTurns(t *testing.T, sessions session.Service, turns []turn, after fun
 }
 
 // wantEmbedded is what the turns' vectors are made of, written out from
-// what befores promises: the last 24 words of the turn right before in
+// what befores promises: the last beforeWords words of the turn right before in
 // the session (none after a tool call), a line break, then the turn, each
 // as "Author: text".
 func wantEmbedded(turns []turn, preceded bool) []string {
@@ -93,7 +93,7 @@ func wantEmbedded(turns []turn, preceded bool) []string {
 			text := spoken
 			if before := last[tu.session]; preceded && before != "" {
 				words := strings.Fields(before)
-				text = strings.Join(words[max(0, len(words)-24):], " ") + "\n" + spoken
+				text = strings.Join(words[max(0, len(words)-beforeWords):], " ") + "\n" + spoken
 			}
 			want = append(want, text)
 		}
