@@ -35,13 +35,14 @@ func (r *recordingEmbedder) embedded() []string {
 	return slices.Sorted(maps.Keys(r.texts))
 }
 
-// turnsBefore is a conversation of two sessions written in turns, so the
-// change feed interleaves them: a long question, a tool call (no text)
-// and its answer, then short turns, past more than one page of the feed.
+// turn is one event of turnsBefore's conversation.
 type turn struct {
 	session, author, role, text string
 }
 
+// turnsBefore is a conversation of two sessions written in turns, so the
+// change feed interleaves them: a long question, a tool call (no text)
+// and its answer, then short turns, past more than one page of the feed.
 func turnsBefore() []turn {
 	long := "I have been reading about " + strings.Repeat("old lighthouses and ", 12) + "which one should we visit?"
 	turns := []turn{
@@ -80,9 +81,9 @@ func appendTurns(t *testing.T, sessions session.Service, turns []turn, after fun
 }
 
 // wantEmbedded is what the turns' vectors are made of, written out from
-// what befores promises: the last beforeWords words of the turn right before in
-// the session (none after a tool call), a line break, then the turn, each
-// as "Author: text".
+// what befores promises: the last beforeWords words of the turn right
+// before in the session (none after a tool call), a line break, then the
+// turn, each as "Author: text".
 func wantEmbedded(turns []turn, preceded bool) []string {
 	var want []string
 	last := map[string]string{}
