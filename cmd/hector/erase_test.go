@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,58 +14,85 @@ import (
 	"time"
 )
 
-// An erasure killed half-way (SIGKILL) is finished when the server starts
-// again, and its receipt says so: every session is gone, the count adds
-// up, and the verification pass found nothing left.
+// An erasure killed (SIGKILL) at several points is finished when the
+// server starts again, and its receipt says so: every session and every
+// artifact is gone, from the API and from the data directory, the counts
+// add up, and the verification pass found nothing left. A session ID used
+// again afterwards shows none of the old session's artifacts.
 func TestErasureFinishesAfterACrash(t *testing.T) {
-	dir := t.TempDir()
-	config := filepath.Join(dir, "hector.yaml")
-	os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n  limits: {requests_per_second: 100000, burst: 100000}\n"), 0o600)
-	env := []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="}
-	p := start(t, env, "--config", config)
-	const sessions = 600
-	u := "/v1/apps/demo/users/big"
-	for i := range sessions {
-		p.call(t, "POST", u+"/sessions", map[string]any{"session_id": fmt.Sprintf("s%d", i)}, 201)
-	}
-	p.call(t, "POST", u+"/sessions/s0/events", text("a message to erase"), 201)
-	p.call(t, "POST", "/v1/apps/demo/users/other/sessions", map[string]any{"session_id": "kept"}, 201)
+	const sessions = 300
+	for _, point := range []struct {
+		name string
+		// reached says the erasure has got as far as the kill point.
+		reached func(r erasureReceipt) bool
+	}{
+		{"as it starts", func(r erasureReceipt) bool { return r.State == "running" }},
+		{"at the first session", func(r erasureReceipt) bool { return r.removed("sessions") > 0 }},
+		{"half-way through the sessions", func(r erasureReceipt) bool { return r.removed("sessions") > sessions/2 }},
+	} {
+		t.Run(point.name, func(t *testing.T) {
+			dir := t.TempDir()
+			config := filepath.Join(dir, "hector.yaml")
+			os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n  limits: {requests_per_second: 100000, burst: 100000}\n"), 0o600)
+			env := []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="}
+			p := start(t, env, "--config", config)
+			u := "/v1/apps/demo/users/big"
+			for i := range sessions {
+				p.call(t, "POST", u+"/sessions", map[string]any{"session_id": fmt.Sprintf("s%d", i)}, 201)
+				p.call(t, "PUT", fmt.Sprintf("%s/sessions/s%d/artifacts/notes.txt", u, i), fmt.Sprintf("big's notes %d", i), 201)
+			}
+			p.call(t, "PUT", u+"/sessions/s0/artifacts/user:profile.txt", "big's profile", 201)
+			p.call(t, "POST", u+"/sessions/s0/events", text("a message to erase"), 201)
+			p.call(t, "POST", "/v1/apps/demo/users/other/sessions", map[string]any{"session_id": "kept"}, 201)
 
-	go func() { // the answer never comes: the server is killed
-		req, _ := http.NewRequest("DELETE", p.base+u, nil)
-		http.DefaultClient.Do(req)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := receipt(p, u)
-		if r.State == "running" && len(r.Stores) > 0 && r.Stores[0].Removed > 0 {
-			break
-		}
-		if r.State == "done" || time.Now().After(deadline) {
-			t.Fatalf("the erasure was not caught half-way: %+v", r)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.cmd.Wait()
+			go func() { // the answer never comes: the server is killed
+				req, _ := http.NewRequest("DELETE", p.base+u, nil)
+				http.DefaultClient.Do(req)
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for r := receipt(p, u); !point.reached(r); r = receipt(p, u) {
+				if r.State == "done" || time.Now().After(deadline) {
+					t.Fatalf("the erasure was not caught %s: %+v", point.name, r)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			p.cmd.Wait()
 
-	p = start(t, env, "--config", config)
-	r := receipt(p, u)
-	for deadline := time.Now().Add(time.Minute); r.State != "done" && time.Now().Before(deadline); r = receipt(p, u) {
-		time.Sleep(10 * time.Millisecond) // finished in the background, after the start
+			p = start(t, env, "--config", config)
+			r := receipt(p, u)
+			for deadline := time.Now().Add(time.Minute); r.State != "done" && time.Now().Before(deadline); r = receipt(p, u) {
+				time.Sleep(10 * time.Millisecond) // finished in the background, after the start
+			}
+			if r.State != "done" || !r.Verified || r.Resumed != 1 {
+				t.Fatalf("after the restart the receipt = %+v", r)
+			}
+			// A session deleted at the instant of the kill, before its count
+			// was recorded, is counted all the same.
+			if n := r.removed("sessions"); n != sessions {
+				t.Errorf("sessions removed: %d, want %d (%+v)", n, sessions, r)
+			}
+			// Artifacts are counted once their store is done: a kill inside
+			// it can leave what it had removed uncounted.
+			if n := r.removed("artifacts"); n > sessions+1 || n == 0 && point.name != "as it starts" {
+				t.Errorf("artifacts removed: %d, want %d (%+v)", n, sessions+1, r)
+			}
+			if got := p.call(t, "GET", u+"/sessions", nil, 200); len(got["sessions"].([]any)) != 0 {
+				t.Errorf("sessions left: %v", got)
+			}
+			filepath.WalkDir(filepath.Join(dir, "artifacts"), func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					t.Errorf("left in the data directory: %s", strings.TrimPrefix(path, dir))
+				}
+				return err
+			})
+			p.call(t, "POST", u+"/sessions", map[string]any{"session_id": "s0"}, 201)
+			if got := p.call(t, "GET", u+"/sessions/s0/artifacts", nil, 200); fmt.Sprint(got["artifacts"]) != "[]" {
+				t.Errorf("session s0 made again shows %v", got)
+			}
+			p.call(t, "GET", "/v1/apps/demo/users/other/sessions/kept", nil, 200)
+		})
 	}
-	if r.State != "done" || !r.Verified || r.Resumed != 1 {
-		t.Fatalf("after the restart the receipt = %+v", r)
-	}
-	// A session deleted at the instant of the kill, before its count was
-	// recorded, is counted all the same.
-	if n := r.Stores[0].Removed; r.Stores[0].Store != "sessions" || n != sessions {
-		t.Errorf("sessions removed: %+v, want %d", r.Stores[0], sessions)
-	}
-	if got := p.call(t, "GET", u+"/sessions", nil, 200); len(got["sessions"].([]any)) != 0 {
-		t.Errorf("sessions left: %v", got)
-	}
-	p.call(t, "GET", "/v1/apps/demo/users/other/sessions/kept", nil, 200)
 }
 
 type erasureReceipt struct {
@@ -76,6 +104,15 @@ type erasureReceipt struct {
 		Removed int
 		Left    int
 	}
+}
+
+func (r erasureReceipt) removed(store string) int {
+	for _, c := range r.Stores {
+		if c.Store == store {
+			return c.Removed
+		}
+	}
+	return 0
 }
 
 func receipt(p *proc, u string) erasureReceipt {

@@ -84,6 +84,10 @@ type Service interface {
 	// DeleteSession removes a session's own artifacts, not its user's. It
 	// has session.DeleteHook's shape, so that deleting a session cascades.
 	DeleteSession(ctx context.Context, appName, userID, sessionID string) error
+	// Sessions lists the sessions of a user that hold artifacts of their
+	// own, in ID order, whether or not the session itself still exists:
+	// erasing a user reaches what a deleted session left behind.
+	Sessions(ctx context.Context, appName, userID string) ([]string, error)
 }
 
 // Option configures a store.

@@ -21,10 +21,13 @@ import (
 //	blobs/ab/abcdef…            content, named by its SHA-256: identical bytes are stored once
 //	meta/<owner>/<name>/<v>.data  a hard link to the version's blob
 //	meta/<owner>/<name>/<v>.json  the version's description; its presence publishes the version
+//	sessions/<user>/<session>     a session's ID, while the session holds artifacts
 //	tmp/                          uploads in progress
 //
 // <owner> and <name> are SHA-256 hashes of the app, user and session (or
-// user scope) and of the name, so no ID or name can shape a path. A blob's
+// user scope) and of the name, so no ID or name can shape a path; the
+// sessions/ files name, for each user, the sessions whose <owner> to look
+// in, so that erasing a user reaches every session's artifacts. A blob's
 // link count says how many versions use it: the last one to go removes it.
 // Every file is written to tmp/, fsynced, then renamed or linked into place,
 // so a crash leaves no partial artifact visible.
@@ -41,7 +44,7 @@ type fsStore struct {
 // files in tmp/) and versions whose publishing was cut short are removed.
 func NewFilesystem(dir string, opts ...Option) (Service, error) {
 	s := &fsStore{options: newOptions(opts), root: dir}
-	for _, d := range []string{"blobs", "meta", "tmp"} {
+	for _, d := range []string{"blobs", "meta", "sessions", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o750); err != nil {
 			return nil, fmt.Errorf("artifacts: creating the artifact directory: %w", err)
 		}
@@ -89,6 +92,11 @@ func (s *fsStore) ownerDir(o owner) string {
 	return filepath.Join(s.root, "meta", hashid.Hex(o.app, o.user, scope))
 }
 
+// sessionFile names a session among its user's sessions with artifacts.
+func (s *fsStore) sessionFile(o owner) string {
+	return filepath.Join(s.root, "sessions", hashid.Hex(o.app, o.user), hashid.Hex(o.session))
+}
+
 func (s *fsStore) nameDir(o owner, name string) string {
 	return filepath.Join(s.ownerDir(o), hashid.Hex(name))
 }
@@ -124,6 +132,9 @@ func (s *fsStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if err := s.noteSession(o); err != nil {
+		return nil, err
+	}
 	dir := s.nameDir(o, req.Name)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -156,6 +167,46 @@ func (s *fsStore) Save(ctx context.Context, req *SaveRequest) (*Info, error) {
 		return nil, fmt.Errorf("artifacts: publishing %q: %w", req.Name, err)
 	}
 	return info, nil
+}
+
+// noteSession records, before its first version is written, that a
+// session holds artifacts. Callers hold s.mu.
+func (s *fsStore) noteSession(o owner) error {
+	if o.session == "" {
+		return nil
+	}
+	file := s.sessionFile(o)
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := s.writeTemp(func(w io.Writer) error { _, err := io.WriteString(w, o.session); return err })
+	if err != nil {
+		return err
+	}
+	return s.moveInto(tmp, file)
+}
+
+func (s *fsStore) Sessions(ctx context.Context, appName, userID string) ([]string, error) {
+	if err := validateView(appName, userID, ""); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.root, "sessions", hashid.Hex(appName, userID))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		id, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(id))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // writeTemp writes a file in tmp/ with fill and fsyncs it.
@@ -333,7 +384,15 @@ func (s *fsStore) Delete(ctx context.Context, ref Ref) error {
 	} else if len(versions) == 0 {
 		return notFound(ref, 0)
 	}
-	return s.removeNames(dir)
+	if err := s.removeNames(dir); err != nil {
+		return err
+	}
+	if o.session != "" && os.Remove(s.ownerDir(o)) == nil { // its last name: the session holds none now
+		if err := os.Remove(s.sessionFile(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *fsStore) DeleteSession(ctx context.Context, appName, userID, sessionID string) error {
@@ -342,18 +401,24 @@ func (s *fsStore) DeleteSession(ctx context.Context, appName, userID, sessionID 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names, err := os.ReadDir(s.ownerDir(owner{appName, userID, sessionID}))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
+	o := owner{appName, userID, sessionID}
+	names, err := os.ReadDir(s.ownerDir(o))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	for _, n := range names {
-		if err := s.removeNames(filepath.Join(s.ownerDir(owner{appName, userID, sessionID}), n.Name())); err != nil {
+		if err := s.removeNames(filepath.Join(s.ownerDir(o), n.Name())); err != nil {
 			return err
 		}
 	}
-	return os.Remove(s.ownerDir(owner{appName, userID, sessionID}))
+	if err := os.Remove(s.ownerDir(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// Last: a stop before it leaves the session listed, to be deleted again.
+	if err := os.Remove(s.sessionFile(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // removeNames deletes a name's directory: descriptions first, so no version

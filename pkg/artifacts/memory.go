@@ -136,6 +136,22 @@ func (m *memoryStore) DeleteSession(ctx context.Context, appName, userID, sessio
 	return nil
 }
 
+func (m *memoryStore) Sessions(ctx context.Context, appName, userID string) ([]string, error) {
+	if err := validateView(appName, userID, ""); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for k := range m.versions {
+		if k.app == appName && k.user == userID && k.session != "" && !slices.Contains(out, k.session) {
+			out = append(out, k.session)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // copyInfo returns a copy whose metadata the caller may change freely.
 func copyInfo(i Info) *Info {
 	i.Metadata = state.CloneMap(i.Metadata) // decoded from JSON, so only JSON types to copy

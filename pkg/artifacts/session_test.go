@@ -1,6 +1,8 @@
 package artifacts_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/artifacts"
@@ -63,5 +65,46 @@ func TestWithSessions(t *testing.T) {
 	db.Table("artifact_chunks").Count(&chunks)
 	if chunks != 1 {
 		t.Errorf("%d content chunks left, want the user artifact's 1", chunks)
+	}
+}
+
+// A session's artifacts go before its row: a Delete stopped once the row
+// is gone (here a hook that fails then, run ahead of the artifacts' own)
+// leaves none behind, to show up again when the session ID is used again.
+func TestAStoppedDeleteLeavesNoArtifactBehind(t *testing.T) {
+	ctx := t.Context()
+	db := sqldbtest.SQLite(t)
+	arts, err := artifacts.NewSQL(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions *session.SQLService
+	dieOnceGone := func(ctx context.Context, app, user, id string) error {
+		if _, err := sessions.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id}); errors.Is(err, session.ErrNotFound) {
+			return errors.New("the process died")
+		}
+		return nil
+	}
+	sessions, err = session.NewSQLService(db, session.WithDeleteHook(dieOnceGone), session.WithDeleteHook(arts.DeleteSession))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sessions.Close()
+	create := func() {
+		t.Helper()
+		if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create()
+	if _, err := artifacts.NewHandle(ctx, arts, "app", "u", "s1").Save(&artifacts.Artifact{Name: "old.txt", Data: []byte("before")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err == nil {
+		t.Fatal("the Delete did not stop where it was made to")
+	}
+	create()
+	if left, err := arts.List(ctx, "app", "u", "s1"); err != nil || len(left) != 0 {
+		t.Errorf("the session made again shows %+v, %v; want none of the deleted one's artifacts", left, err)
 	}
 }

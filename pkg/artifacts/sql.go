@@ -8,6 +8,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -304,6 +305,17 @@ func (s *sqlStore) DeleteSession(ctx context.Context, appName, userID, sessionID
 	}
 	_, err := s.delete(ctx, "app_name = ? AND user_id = ? AND session_id = ?", appName, userID, sessionID)
 	return err
+}
+
+func (s *sqlStore) Sessions(ctx context.Context, appName, userID string) ([]string, error) {
+	if err := validateView(appName, userID, ""); err != nil {
+		return nil, err
+	}
+	var ids []string
+	err := s.db.WithContext(ctx).Model(&versionRow{}).Distinct("session_id").
+		Where("app_name = ? AND user_id = ? AND session_id <> ''", appName, userID).Pluck("session_id", &ids).Error
+	slices.Sort(ids) // in bytes' order, whatever the database's collation
+	return ids, err
 }
 
 // delete removes the versions matching where, and their content, in one transaction.

@@ -3,6 +3,7 @@ package erase_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -150,7 +151,7 @@ func TestEraseUser(t *testing.T) {
 			t.Errorf("%s: %d left after erasing", c.Store, c.Left)
 		}
 	}
-	want := map[string]int{userdata.Sessions: 2, userdata.UserState: 1, userdata.Artifacts: 1, userdata.Facts: 2, userdata.Index: 6,
+	want := map[string]int{userdata.Sessions: 2, userdata.UserState: 1, userdata.Artifacts: 3, userdata.Facts: 2, userdata.Index: 6,
 		userdata.Feed: 2}
 	for store, n := range want {
 		if removed[store] != n {
@@ -188,7 +189,7 @@ func TestResumeAnErasure(t *testing.T) {
 	calls := 0
 	crash := func(r *erase.Receipt) error {
 		calls++
-		if calls == 4 { // the start, the index, the first session to delete; deleted
+		if calls == 5 { // the start, the index, the artifacts, the first session to delete; deleted
 			return fmt.Errorf("the process died")
 		}
 		copied := *r
@@ -211,6 +212,88 @@ func TestResumeAnErasure(t *testing.T) {
 	}
 	if got := view(t, svcs, "alice"); got != "state map[]\nsearch 0\n" {
 		t.Errorf("alice after the resumed erasure:\n%s", got)
+	}
+}
+
+// A stop between a session's row going and its artifacts going (here a
+// delete hook that fails once the session is gone, run ahead of the
+// artifacts' own) leaves nothing behind a verified receipt: the resumed
+// erasure counts every version of the user's artifacts, and the session
+// ID used again shows none of them.
+func TestAStopBetweenASessionAndItsArtifactsLeavesNone(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	arts, err := artifacts.NewFilesystem(filepath.Join(dir, "artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions *session.SQLService
+	died := false
+	dieOnceGone := func(ctx context.Context, app, user, id string) error {
+		_, err := sessions.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: id})
+		if errors.Is(err, session.ErrNotFound) && !died {
+			died = true
+			return errors.New("the process died")
+		}
+		return nil
+	}
+	sessions, err = session.NewSQLService(sqldbtest.SQLiteAt(t, filepath.Join(dir, "hector.db")),
+		session.WithDeleteHook(dieOnceGone), session.WithDeleteHook(arts.DeleteSession))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sessions.Close()
+	save := func(sessionID, name string) {
+		t.Helper()
+		if _, err := arts.Save(ctx, &artifacts.SaveRequest{Ref: artifacts.Ref{AppName: "app", UserID: "alice", SessionID: sessionID, Name: name},
+			Body: strings.NewReader(canary + sessionID + name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		id := fmt.Sprintf("s%d", i)
+		if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+		save(id, "chart.png")
+		save(id, "chart.png")
+	}
+	save("", "user:profile.txt")
+
+	svc := userdata.Services{Sessions: sessions, Artifacts: arts}
+	var kept *erase.Receipt
+	keep := func(r *erase.Receipt) error {
+		copied := *r
+		copied.Stores = slices.Clone(r.Stores)
+		kept = &copied
+		return nil
+	}
+	if _, err := erase.User(ctx, svc, "app", "alice", "admin", erase.Options{Progress: keep}); err == nil || !died {
+		t.Fatalf("the erasure did not stop where it was made to: %v", err)
+	}
+	r, err := erase.User(ctx, svc, "app", "alice", "admin", erase.Options{Resume: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Stores {
+		if c.Store == userdata.Artifacts && (c.Removed != 7 || c.Left != 0) {
+			t.Errorf("the receipt's artifacts: %+v, want 7 versions removed, none left", c)
+		}
+	}
+	if !r.Verified {
+		t.Errorf("receipt = %+v", r)
+	}
+	filepath.WalkDir(filepath.Join(dir, "artifacts"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("left in the data directory: %s", strings.TrimPrefix(path, dir))
+		}
+		return err
+	})
+	if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "alice", SessionID: "s0"}); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := arts.List(ctx, "app", "alice", "s0"); err != nil || len(left) != 0 {
+		t.Errorf("session s0 made again shows artifacts %+v, %v", left, err)
 	}
 }
 

@@ -170,7 +170,7 @@ func (m *inMemoryService) Delete(ctx context.Context, req *DeleteRequest) error 
 	if err != nil {
 		return err
 	}
-	return m.cascadeDelete(ctx, req, m.delete(key))
+	return m.cascadeDelete(ctx, req, func() error { return m.delete(key) })
 }
 
 func (m *inMemoryService) delete(key sessionKey) error {

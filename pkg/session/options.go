@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -43,9 +42,12 @@ func (d *deleteHooks) list() []DeleteHook {
 // its artifacts, its search-index entries. It must be idempotent.
 type DeleteHook func(ctx context.Context, appName, userID, sessionID string) error
 
-// WithDeleteHook makes Delete cascade to another store: h runs after the
-// session is deleted, and again on every later Delete of the same session
-// (which returns ErrNotFound), so a cleanup that failed can be retried.
+// WithDeleteHook makes Delete cascade to another store. h runs before the
+// session is deleted, so that a crash cannot leave what belongs to it
+// behind a deleted session (a session whose hook failed is not deleted,
+// and Delete can be called again), and once more after, for what was
+// added meanwhile. A Delete of a session already gone (ErrNotFound) runs
+// it too, so a cleanup cut short can be retried.
 func WithDeleteHook(h DeleteHook) Option {
 	return func(l *limits) { l.deleteHooks.add(h) }
 }
@@ -69,15 +71,25 @@ func newLimits(opts []Option) limits {
 // itself, so nobody has to remember to.
 func (l limits) OnDelete(h DeleteHook) { l.deleteHooks.add(h) }
 
-// cascadeDelete runs the delete hooks after a Delete that returned err.
-func (l limits) cascadeDelete(ctx context.Context, req *DeleteRequest, err error) error {
-	if err != nil && !errors.Is(err, ErrNotFound) {
+// cascadeDelete deletes a session with del and runs the delete hooks
+// before and after (see WithDeleteHook).
+func (l limits) cascadeDelete(ctx context.Context, req *DeleteRequest, del func() error) error {
+	hooks := func() error {
+		for _, h := range l.deleteHooks.list() {
+			if err := h(ctx, req.AppName, req.UserID, req.SessionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := hooks(); err != nil {
+		return fmt.Errorf("session %q is not deleted: removing what belongs to it failed (call Delete again to retry): %w", req.SessionID, err)
+	}
+	if err := del(); err != nil {
 		return err
 	}
-	for _, h := range l.deleteHooks.list() {
-		if herr := h(ctx, req.AppName, req.UserID, req.SessionID); herr != nil {
-			return fmt.Errorf("session %q is deleted, but removing what belongs to it failed (call Delete again to retry): %w", req.SessionID, herr)
-		}
+	if err := hooks(); err != nil {
+		return fmt.Errorf("session %q is deleted, but removing what was added to it meanwhile failed (call Delete again to retry): %w", req.SessionID, err)
 	}
-	return err
+	return nil
 }

@@ -445,7 +445,11 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 	if err != nil {
 		return err
 	}
-	err = s.write(ctx, func(w *sqlTx) error {
+	return s.cascadeDelete(ctx, req, func() error { return s.delete(ctx, key) })
+}
+
+func (s *SQLService) delete(ctx context.Context, key sessionKey) error {
+	return s.write(ctx, func(w *sqlTx) error {
 		// The tombstone goes in before the events go out: on SQLite the next
 		// cursor is derived from the highest one still stored.
 		if _, err := insertWithCursor(w, "session_tombstones (feed_cursor, app_name, user_id, session_id)", key.app, key.user, key.id); err != nil {
@@ -465,7 +469,6 @@ func (s *SQLService) Delete(ctx context.Context, req *DeleteRequest) error {
 		}
 		return nil
 	})
-	return s.cascadeDelete(ctx, req, err)
 }
 
 func (s *SQLService) SetTitle(ctx context.Context, req *SetTitleRequest) error {

@@ -24,9 +24,10 @@ type ArtifactFile struct {
 	Artifact  *artifacts.Info `json:"artifact"`
 }
 
-// userArtifacts are the user's artifacts. Erasure reaches their own
-// (user:) ones here, and their sessions' through the sessions; an archive
-// holds both, every version.
+// userArtifacts are the user's artifacts, their own (user:) and their
+// sessions', every version. Erasure removes them all before the sessions
+// go, those of sessions already deleted included, so that no stop can
+// leave one behind a verified receipt.
 func userArtifacts(store artifacts.Service, sessions session.Service, app, user string) Store {
 	ref := func(sessionID, name string) artifacts.Ref { // "": the user's own
 		return artifacts.Ref{AppName: app, UserID: user, SessionID: sessionID, Name: name}
@@ -42,22 +43,61 @@ func userArtifacts(store artifacts.Service, sessions session.Service, app, user 
 			return strings.HasPrefix(a.Name, artifacts.UserPrefix) != (sessionID == "")
 		}), nil
 	}
-	return Store{Name: Artifacts,
-		Forget: func(ctx context.Context) (int, error) {
-			own, err := names(ctx, "")
+	// each calls fn with every owner of the user's artifacts ("" for the
+	// user's own) and the versions it holds.
+	each := func(ctx context.Context, fn func(sessionID string, versions int) error) error {
+		ids, err := store.Sessions(ctx, app, user)
+		if err != nil {
+			return err
+		}
+		for _, id := range append(ids, "") {
+			latest, err := names(ctx, id)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			for _, a := range own {
-				if err := store.Delete(ctx, ref("", a.Name)); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-					return 0, fmt.Errorf("erasing artifact %q: %w", a.Name, err)
+			n := 0
+			for _, a := range latest {
+				versions, err := store.Versions(ctx, ref(id, a.Name))
+				if err != nil && !errors.Is(err, artifacts.ErrNotFound) { // deleted meanwhile otherwise
+					return err
 				}
+				n += len(versions)
 			}
-			return len(own), nil
+			if err := fn(id, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return Store{Name: Artifacts, First: true,
+		Forget: func(ctx context.Context) (int, error) {
+			removed := 0
+			err := each(ctx, func(id string, versions int) error {
+				if id != "" {
+					if err := store.DeleteSession(ctx, app, user, id); err != nil {
+						return fmt.Errorf("erasing the artifacts of session %q: %w", id, err)
+					}
+					removed += versions
+					return nil
+				}
+				own, err := names(ctx, "")
+				if err != nil {
+					return err
+				}
+				for _, a := range own {
+					if err := store.Delete(ctx, ref("", a.Name)); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+						return fmt.Errorf("erasing artifact %q: %w", a.Name, err)
+					}
+				}
+				removed += versions
+				return nil
+			})
+			return removed, err
 		},
 		Left: func(ctx context.Context) (int, error) {
-			own, err := names(ctx, "")
-			return len(own), err
+			left := 0
+			err := each(ctx, func(_ string, versions int) error { left += versions; return nil })
+			return left, err
 		},
 		Export: func(ctx context.Context, put Put) error {
 			ids, err := session.IDs(ctx, sessions, app, user)

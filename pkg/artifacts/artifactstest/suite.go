@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"UserOwnWithoutSession", testUserOwnWithoutSession},
 		{"Delete", testDelete},
 		{"DeleteSession", testDeleteSession},
+		{"SessionsOfAUser", testSessionsOfAUser},
 		{"BadInputWritesNothing", testBadInputWritesNothing},
 		{"TooLargeRefusedEarly", testTooLargeRefusedEarly},
 		{"ConcurrentSaves", testConcurrentSaves},
@@ -300,6 +301,47 @@ func testDeleteSession(t *testing.T, newStore Factory) {
 	}
 	if err := s.DeleteSession(t.Context(), "app", "alice", "s1"); err != nil {
 		t.Errorf("DeleteSession is not idempotent: %v", err)
+	}
+}
+
+// Sessions names every session of the user holding artifacts of its own,
+// and no other user's: erasure finds a deleted session's leftovers by it.
+func testSessionsOfAUser(t *testing.T, newStore Factory) {
+	s := newStore(t)
+	ctx := t.Context()
+	save(t, s, ref("s2", "b.txt"), []byte("1"), "text/plain")
+	save(t, s, ref("s1", "a.txt"), []byte("2"), "text/plain")
+	save(t, s, ref("s1", "a.txt"), []byte("3"), "text/plain")
+	save(t, s, ref("s3", "user:own.txt"), []byte("4"), "text/plain")
+	if _, err := s.Save(ctx, &artifacts.SaveRequest{Ref: artifacts.Ref{AppName: "app", UserID: "bob", SessionID: "s9", Name: "x.txt"},
+		Body: strings.NewReader("5")}); err != nil {
+		t.Fatal(err)
+	}
+	list := func() string {
+		t.Helper()
+		ids, err := s.Sessions(ctx, "app", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(ids, " ")
+	}
+	if got := list(); got != "s1 s2" {
+		t.Errorf("Sessions = %q, want %q (a user: artifact belongs to no session, bob's are bob's)", got, "s1 s2")
+	}
+	if err := s.DeleteSession(ctx, "app", "alice", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); got != "s2" {
+		t.Errorf("after deleting s1's artifacts Sessions = %q, want %q", got, "s2")
+	}
+	if err := s.Delete(ctx, ref("s2", "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); got != "" {
+		t.Errorf("after deleting s2's only artifact Sessions = %q, want none", got)
+	}
+	if _, err := s.Sessions(ctx, "app", ""); !errors.Is(err, artifacts.ErrInvalidArgument) {
+		t.Errorf("Sessions of user \"\" = %v, want ErrInvalidArgument", err)
 	}
 }
 

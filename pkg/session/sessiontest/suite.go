@@ -951,6 +951,8 @@ func testConcurrentUserState(t *testing.T, svc session.Service) {
 	}
 }
 
+// A delete hook runs before the session goes, so that whatever stops a
+// Delete leaves nothing behind a deleted session, and once more after.
 func testDeleteHooks(t *testing.T, newService Factory) {
 	var calls []string
 	failNext := true
@@ -969,14 +971,21 @@ func testDeleteHooks(t *testing.T, newService Factory) {
 	if err == nil || !strings.Contains(err.Error(), "artifact store unreachable") || !strings.Contains(err.Error(), "again") {
 		t.Errorf("Delete with a failing hook: error %v, want the hook's error and how to retry", err)
 	}
+	if _, err := svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1"}); err != nil {
+		t.Errorf("a Delete whose hook failed before it deleted anything deleted the session: Get = %v", err)
+	}
+	if err := svc.Delete(t.Context(), del); err != nil {
+		t.Fatalf("retried Delete: %v", err)
+	}
 	_, err = svc.Get(t.Context(), &session.GetRequest{AppName: app, UserID: user, SessionID: "s1"})
-	wantErr(t, "Get after a Delete whose hook failed", err, session.ErrNotFound)
-	wantErr(t, "retried Delete", svc.Delete(t.Context(), del), session.ErrNotFound)
-	if want := []string{"app/alice/s1", "app/alice/s1"}; !slices.Equal(calls, want) {
-		t.Errorf("hook calls = %q, want %q (the retry runs the hook again)", calls, want)
+	wantErr(t, "Get after the retried Delete", err, session.ErrNotFound)
+	wantErr(t, "Delete of a deleted session", svc.Delete(t.Context(), del), session.ErrNotFound)
+	// The failed try, the retry before and after, the Delete of a deleted session.
+	if want := slices.Repeat([]string{"app/alice/s1"}, 4); !slices.Equal(calls, want) {
+		t.Errorf("hook calls = %q, want %q", calls, want)
 	}
 	_ = svc.Delete(t.Context(), &session.DeleteRequest{AppName: "", UserID: user, SessionID: "s1"})
-	if len(calls) != 2 {
+	if len(calls) != 4 {
 		t.Errorf("a Delete with bad input ran the hook: %q", calls)
 	}
 }
