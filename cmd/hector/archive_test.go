@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // hector user export and import move a user: out of a running server or
@@ -55,5 +60,86 @@ func TestUserExportAndImportCommands(t *testing.T) {
 	}
 	if out, err := hector(to, "user", "import", "--app", "demo", "--user", "ana", "--server", q.base, archive); err == nil || !strings.Contains(out, "409") {
 		t.Errorf("importing again: %v\n%s; want the server's 409", err, out)
+	}
+}
+
+// An import killed (SIGKILL) part-way, at several points, is undone when
+// the server starts again: /readyz names it until it is, and then the user
+// holds nothing of the archive in any store, so importing it again
+// succeeds, whole.
+func TestAnImportKilledPartWayIsUndone(t *testing.T) {
+	const sessions = 400
+	dir := t.TempDir()
+	config := filepath.Join(dir, "hector.yaml")
+	os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n  limits: {requests_per_second: 100000, burst: 100000}\n"), 0o600)
+	env := []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="}
+	p := start(t, env, "--config", config)
+	src := "/v1/apps/demo/users/src"
+	for i := range sessions {
+		p.call(t, "POST", src+"/sessions", map[string]any{"session_id": fmt.Sprintf("s%d", i)}, 201)
+		p.call(t, "POST", fmt.Sprintf("%s/sessions/s%d/events", src, i), text(fmt.Sprintf("turn %d of the archive", i)), 201)
+		if i%50 == 0 {
+			p.call(t, "PUT", fmt.Sprintf("%s/sessions/s%d/artifacts/notes.txt", src, i), "notes", 201)
+		}
+	}
+	p.call(t, "PUT", src+"/sessions/s0/artifacts/user:profile.txt", "profile", 201)
+	p.call(t, "POST", src+"/facts", map[string]any{"key": "hive", "value": "Keeps a blue hive"}, 201)
+	p.call(t, "PATCH", src+"/state", map[string]any{"state": map[string]any{"user:home": "Porto"}}, 200)
+	resp, err := http.Get(p.base + src + "/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("export: %d, %v", resp.StatusCode, err)
+	}
+	imported := func(p *proc, user string) int { // sessions the user holds
+		for _, u := range p.call(t, "GET", "/v1/apps/demo/users?page_size=1000", nil, 200)["users"].([]any) {
+			if u := u.(map[string]any); u["user"] == user {
+				n, _ := u["sessions"].(float64)
+				return int(n)
+			}
+		}
+		return 0
+	}
+	for _, point := range []int{1, sessions / 3, sessions * 3 / 4} {
+		user := fmt.Sprintf("kill-at-%d", point)
+		u := "/v1/apps/demo/users/" + user
+		go func() { // the answer never comes: the server is killed
+			http.Post(p.base+u+"/import", "application/x-tar", bytes.NewReader(archive))
+		}()
+		deadline := time.Now().Add(time.Minute)
+		for n := 0; n < point; n = imported(p, user) {
+			if n == sessions || time.Now().After(deadline) {
+				t.Fatalf("the import was not caught at %d sessions: it holds %d", point, n)
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		p.cmd.Wait()
+
+		p = start(t, env, "--config", config)
+		for ready := false; !ready; {
+			if time.Now().After(deadline) {
+				t.Fatalf("killed at %d sessions: /readyz did not come back", point)
+			}
+			r, err := http.Get(p.base + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if ready = r.StatusCode == 200; !ready && !strings.Contains(string(raw), "imports") {
+				t.Fatalf("/readyz while the import is undone: %d %s; want it named", r.StatusCode, raw)
+			}
+		}
+		if n := imported(p, user); n != 0 {
+			t.Errorf("killed at %d sessions: %d left once ready", point, n)
+		}
+		got := p.call(t, "POST", u+"/import", string(archive), 201)
+		if got["sessions"] != float64(sessions) || got["fact_versions"] != float64(1) || got["user_state_keys"] != float64(1) ||
+			got["artifact_versions"] != float64(sessions/50+1) {
+			t.Errorf("killed at %d sessions, importing again: %v", point, got)
+		}
 	}
 }

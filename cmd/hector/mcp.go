@@ -69,7 +69,7 @@ func mcpLocal(ctx context.Context, cfg *config.Config, id mcp.Identity) error {
 		return err
 	}
 	defer svcs.Close()
-	if err := svcs.Erasures.Resume(ctx); err != nil {
+	if err := svcs.Recover(ctx); err != nil {
 		return err
 	}
 	server := mcp.NewServer(mcp.Services{Sessions: svcs.Sessions, Index: svcs.Index, Facts: svcs.Facts, WritePolicy: cfg.Server.MCP.WritePolicy}, mcp.Fixed(id))

@@ -115,8 +115,8 @@ func serve(cfg *config.Config) error {
 	}
 	follow, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
-	// After server.New, so that a resumed erasure clears the agents' caches too.
-	if err := svcs.Erasures.Resume(follow); err != nil {
+	// After server.New, so that a resumed erasure (or an undone import) clears the agents' caches too.
+	if err := svcs.Recover(follow); err != nil {
 		listener.Close()
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -46,6 +47,11 @@ type Services struct {
 	Receipts erase.Receipts
 	// Erasures runs erasures, and holds writes to a user being erased.
 	Erasures *erase.Runner
+	// Imports records the imports under way, beside the sessions.
+	Imports userarchive.Imports
+	undoing *userarchive.Undoer // the imports a stop cut short, see Recover
+	process string              // this process in the records of its imports
+	logger  *slog.Logger
 	// stopWatching ends the Erasures' watch on the receipts, which
 	// watching waits for, before the databases close.
 	stopWatching context.CancelFunc
@@ -117,6 +123,10 @@ func (s *Services) sqlDB(cfg *config.Config, name string) (*sql.DB, error) {
 
 func (s *Services) open(ctx context.Context, cfg *config.Config, logger *slog.Logger, o openOptions) error {
 	srv := cfg.Server
+	s.logger = logger
+	host, _ := os.Hostname()
+	dataDir, _ := filepath.Abs(srv.DataDir)
+	s.process = host + ":" + dataDir
 	if err := os.MkdirAll(srv.DataDir, 0o750); err != nil {
 		return fmt.Errorf("server.data_dir: %w", err)
 	}
@@ -124,6 +134,7 @@ func (s *Services) open(ctx context.Context, cfg *config.Config, logger *slog.Lo
 	case "inmemory":
 		s.Sessions = session.NewInMemoryService()
 		s.Receipts = erase.NewInMemoryReceipts()
+		s.Imports = userarchive.NewInMemoryImports()
 	default:
 		db, err := s.db(cfg, srv.Sessions.Database)
 		if err != nil {
@@ -135,6 +146,9 @@ func (s *Services) open(ctx context.Context, cfg *config.Config, logger *slog.Lo
 		s.Sessions = s.sql
 		if s.Receipts, err = erase.NewSQLReceipts(db); err != nil {
 			return fmt.Errorf("erasure receipts: %w", err)
+		}
+		if s.Imports, err = userarchive.NewSQLImports(db); err != nil {
+			return fmt.Errorf("import records: %w", err)
 		}
 	}
 	s.Erasures = erase.NewRunner(s.Receipts, s.erase, logger)
@@ -417,6 +431,7 @@ func (s *Services) Unready(ctx context.Context) map[string]error {
 	if s.Erasures != nil {
 		check("erasures", s.Erasures.Failing)
 	}
+	check("imports", s.undoing.Pending)
 	for name, db := range s.dbs {
 		check("databases."+name, func() error {
 			sqlDB, err := db.DB()
@@ -476,11 +491,30 @@ func (s *Services) UserStores(app, user string) []userdata.Store {
 
 // Archive is what a user's archive is written from and restored into.
 func (s *Services) Archive() userarchive.Services {
-	return userarchive.Services{Services: s.userData(),
+	return userarchive.Services{Services: s.userData(), Imports: s.Imports, Process: s.process,
 		Forget: func(ctx context.Context, app, user string) error {
 			_, err := erase.User(ctx, s.userData(), app, user, "import", erase.Options{})
 			return err
 		}}
+}
+
+// Recover finishes what a stop left half-done, in the background: the
+// erasures it left running are finished, and the imports it cut short
+// undone (by an erasure, with its receipt). It returns once both have
+// begun; until they end, readiness names them.
+func (s *Services) Recover(ctx context.Context) error {
+	if err := s.Erasures.Resume(ctx); err != nil {
+		return err
+	}
+	var err error
+	s.undoing, err = userarchive.UndoUnfinished(ctx, s.Imports, s.process, func(ctx context.Context, app, user string) error {
+		r, _, err := s.Erasures.Erase(ctx, app, user, "import undone", time.Hour)
+		if err == nil && !r.Verified {
+			err = fmt.Errorf("the erasure's receipt is not verified: %+v", r.Stores)
+		}
+		return err
+	}, s.logger)
+	return err
 }
 
 func (s *Services) Close() error {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -545,5 +546,61 @@ func readTar(t *testing.T, archive []byte) []tarEntry {
 		}
 		body, _ := io.ReadAll(tr)
 		out = append(out, tarEntry{h.Name, body})
+	}
+}
+
+// Two imports into one empty user at once: both find the user empty, the
+// first to record itself writes, the other is refused with a 409, and the
+// user holds one archive, not both mixed.
+func TestConcurrentImportsIntoOneUser(t *testing.T) {
+	s := serverOn(t, "sqlite", t.TempDir()+"/h.db", withSQLArtifacts)
+	fillAlice(t, s)
+	archive := exportOf(t, s, "alice")
+	// The first import is sent its user.jsonl only: it has found the user
+	// empty, recorded itself, and waits for its first session.
+	head, err := tar.NewReader(bytes.NewReader(archive)).Next()
+	if err != nil || head.Name != "user.jsonl" {
+		t.Fatalf("the archive starts with %v, %v", head, err)
+	}
+	sent := 512 + (head.Size+511)/512*512
+	body, send := io.Pipe()
+	first := make(chan *httptest.ResponseRecorder)
+	go func() {
+		req := httptest.NewRequest("POST", "/v1/apps/a/users/twin/import", body)
+		req.Host = "127.0.0.1:8080"
+		req.Header.Set("Authorization", "Bearer "+appAKey)
+		req.Header.Set("Content-Type", "application/x-tar")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		first <- w
+	}()
+	if _, err := send.Write(archive[:sent]); err != nil {
+		t.Fatal(err)
+	}
+	for recorded := false; !recorded; {
+		records, err := s.svcs.Imports.Unfinished(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded = len(records) == 1 && records[0].Writing
+		runtime.Gosched()
+	}
+	if w := importInto(s, "twin", appAKey, archive); w.Code != 409 || !strings.Contains(w.Body.String(), "being imported into") {
+		t.Errorf("the second import, while the first writes: %d %s; want 409", w.Code, w.Body)
+	}
+	send.Write(archive[sent:])
+	send.Close()
+	if w := <-first; w.Code != 201 {
+		t.Fatalf("the first import: %d %s", w.Code, w.Body)
+	}
+	ids, err := session.IDs(t.Context(), s.svcs.Sessions, "a", "twin")
+	if err != nil || len(ids) != 3 {
+		t.Errorf("twin holds sessions %q (%v), want the archive's 3", ids, err)
+	}
+	if records, err := s.svcs.Imports.Unfinished(t.Context()); err != nil || len(records) != 0 {
+		t.Errorf("records left once both imports ended: %+v, %v", records, err)
+	}
+	if w := importInto(s, "twin", appAKey, archive); w.Code != 409 || !strings.Contains(w.Body.String(), "erase the user first") {
+		t.Errorf("an import after the first ended: %d %s; want 409", w.Code, w.Body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hectormem/hector/pkg/errkind"
 	"github.com/hectormem/hector/pkg/session"
@@ -96,6 +97,11 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, b
 	if err := checkEmpty(ctx, svcs.Sessions, stores, appName, userID); err != nil {
 		return nil, err
 	}
+	recorded, err := claim(ctx, svcs, stores, appName, userID, by)
+	if err != nil {
+		return nil, err
+	}
+	defer recorded.stop()
 
 	sum, err := restore(ctx, tr, head, legacy, svcs, stores, appName, userID, by)
 	if err != nil {
@@ -104,11 +110,79 @@ func Restore(ctx context.Context, r io.Reader, svcs Services, appName, userID, b
 			return nil, fmt.Errorf("%w; the restore stopped part-way: erase the user and restore again", err)
 		}
 		if ferr := svcs.Forget(context.WithoutCancel(ctx), appName, userID); ferr != nil {
+			// The record stays: the next start undoes it.
 			return nil, fmt.Errorf("%w; and undoing what the restore wrote failed: erase the user (%v)", err, ferr)
+		}
+	}
+	if rerr := recorded.release(); rerr != nil && err == nil {
+		return nil, fmt.Errorf("the user is restored, but forgetting the record of the restore failed (the next start would undo it: erase the user and import again): %w", rerr)
+	}
+	return sum, err
+}
+
+// record is a restore's record in Imports, renewed while it writes.
+type record struct {
+	imports   Imports
+	app, user string
+	stop      func() // stops the renewing
+	ctx       context.Context
+}
+
+// claim records a restore into a user found empty: a second one into the
+// same user is refused, and the user is looked at again once the record
+// is made, for a restore that ended in between.
+func claim(ctx context.Context, svcs Services, stores map[string]userdata.Store, appName, userID, by string) (*record, error) {
+	r := &record{imports: svcs.Imports, app: appName, user: userID, stop: func() {}, ctx: context.WithoutCancel(ctx)}
+	if r.imports == nil {
+		return r, nil
+	}
+	im := Import{AppName: appName, UserID: userID, By: by, Process: svcs.Process, Beat: time.Now()}
+	if err := r.imports.Claim(ctx, im); err != nil {
+		if errors.Is(err, ErrImportRunning) {
+			return nil, fmt.Errorf("%w: user %q of app %q is being imported into; wait for that import to end", err, userID, appName)
 		}
 		return nil, err
 	}
-	return sum, nil
+	if err := checkEmpty(ctx, svcs.Sessions, stores, appName, userID); err != nil {
+		r.release()
+		return nil, err
+	}
+	im.Writing = true
+	if err := r.beat(im); err != nil {
+		r.release()
+		return nil, err
+	}
+	ticking, stop := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(ImportBeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ticking.Done():
+				return
+			case <-tick.C:
+				r.beat(im) // one missed beat is not yet a stop (StaleAfter)
+			}
+		}
+	}()
+	r.stop = func() { stop(); <-done }
+	return r, nil
+}
+
+func (r *record) beat(im Import) error {
+	im.Beat = time.Now()
+	return r.imports.Beat(r.ctx, im)
+}
+
+// release forgets the record once the restore is done or undone.
+func (r *record) release() error {
+	r.stop()
+	if r.imports == nil {
+		return nil
+	}
+	return r.imports.Release(r.ctx, r.app, r.user)
 }
 
 // restore writes what the archive holds past user.jsonl, which it has read.

@@ -43,6 +43,14 @@ type Services struct {
 	// refused restore (the user held nothing before it). Without it, a
 	// refused restore may leave part of the archive written, and says so.
 	Forget func(ctx context.Context, appName, userID string) error
+	// Imports, when set, records each restore while it writes, so that
+	// two restores into one user cannot both write, and one a stop cuts
+	// short is undone at the next start (UndoUnfinished).
+	Imports Imports
+	// Process names this process in the records of its imports, the same
+	// from one run to the next and no other process's (its host and data
+	// directory, which one process at a time owns).
+	Process string
 }
 
 // The lines and files of an archive.

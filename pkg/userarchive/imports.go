@@ -1,0 +1,271 @@
+package userarchive
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/hectormem/hector/internal/writelock"
+	"github.com/hectormem/hector/pkg/errkind"
+)
+
+// ErrImportRunning refuses an import into a user another import is
+// writing: the user would hold both archives mixed.
+var ErrImportRunning = errkind.New(errkind.Conflict, "an import into this user is under way")
+
+// Import is the record of an import under way. A stop leaves it behind,
+// and the next start undoes what it wrote (see Unfinished).
+type Import struct {
+	AppName, UserID, By string
+	// Process names the process writing it (see Services.Process).
+	Process string
+	// Writing: it found the user empty and may have written; before,
+	// it has written nothing, and undoing it is forgetting the record.
+	Writing bool
+	// Beat is when the import last said it was alive (every ImportBeat).
+	Beat time.Time
+}
+
+// ImportBeat is how often an import under way renews its record; one not
+// renewed for StaleAfter has stopped, whichever process ran it.
+const (
+	ImportBeat = 2 * time.Second
+	StaleAfter = 3 * ImportBeat
+)
+
+// Imports keeps the records of imports under way, one a user at most.
+type Imports interface {
+	// Claim records an import into the user, or refuses with
+	// ErrImportRunning when one is recorded.
+	Claim(ctx context.Context, im Import) error
+	// Beat renews the user's record (its Writing, and the time).
+	Beat(ctx context.Context, im Import) error
+	// Release forgets the user's record: the import is done, or undone.
+	Release(ctx context.Context, appName, userID string) error
+	// Unfinished lists the records there are.
+	Unfinished(ctx context.Context) ([]Import, error)
+}
+
+// NewInMemoryImports keeps the records in the process.
+func NewInMemoryImports() Imports { return &memoryImports{m: map[[2]string]Import{}} }
+
+type memoryImports struct {
+	mu sync.Mutex
+	m  map[[2]string]Import
+}
+
+func (m *memoryImports) Claim(_ context.Context, im Import) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]string{im.AppName, im.UserID}
+	if _, ok := m.m[key]; ok {
+		return ErrImportRunning
+	}
+	m.m[key] = im
+	return nil
+}
+
+func (m *memoryImports) Beat(_ context.Context, im Import) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[[2]string{im.AppName, im.UserID}] = im
+	return nil
+}
+
+func (m *memoryImports) Release(_ context.Context, appName, userID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, [2]string{appName, userID})
+	return nil
+}
+
+func (m *memoryImports) Unfinished(context.Context) ([]Import, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Import
+	for _, im := range m.m {
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+// importRow is an import under way, in the sessions' database.
+type importRow struct {
+	AppName string `gorm:"primaryKey;size:128"`
+	UserID  string `gorm:"primaryKey;size:128"`
+	By      string `gorm:"size:128;not null"`
+	Process string `gorm:"size:512;not null"`
+	Writing bool   `gorm:"not null"`
+	BeatNs  int64  `gorm:"not null"`
+}
+
+func (importRow) TableName() string { return "user_imports" }
+
+func (r importRow) record() Import {
+	return Import{AppName: r.AppName, UserID: r.UserID, By: r.By, Process: r.Process, Writing: r.Writing, Beat: time.Unix(0, r.BeatNs).UTC()}
+}
+
+func rowOf(im Import) *importRow {
+	return &importRow{AppName: im.AppName, UserID: im.UserID, By: im.By, Process: im.Process, Writing: im.Writing, BeatNs: im.Beat.UnixNano()}
+}
+
+// NewSQLImports keeps the records in db (the sessions' database), where
+// every replica sees them.
+func NewSQLImports(db *gorm.DB) (Imports, error) {
+	if err := db.AutoMigrate(&importRow{}); err != nil {
+		return nil, err
+	}
+	return &sqlImports{db}, nil
+}
+
+type sqlImports struct{ db *gorm.DB }
+
+func (q *sqlImports) Claim(ctx context.Context, im Import) error {
+	defer writelock.Hold(q.db)()
+	res := q.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(rowOf(im))
+	switch {
+	case res.Error != nil:
+		return res.Error
+	case res.RowsAffected == 0:
+		return ErrImportRunning
+	}
+	return nil
+}
+
+func (q *sqlImports) Beat(ctx context.Context, im Import) error {
+	defer writelock.Hold(q.db)()
+	return q.db.WithContext(ctx).Model(&importRow{}).Where("app_name = ? AND user_id = ?", im.AppName, im.UserID).
+		Updates(map[string]any{"writing": im.Writing, "beat_ns": im.Beat.UnixNano()}).Error
+}
+
+func (q *sqlImports) Release(ctx context.Context, appName, userID string) error {
+	defer writelock.Hold(q.db)()
+	err := q.db.WithContext(ctx).Where("app_name = ? AND user_id = ?", appName, userID).Delete(&importRow{}).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (q *sqlImports) Unfinished(ctx context.Context) ([]Import, error) {
+	var rows []importRow
+	if err := q.db.WithContext(ctx).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]Import, len(rows))
+	for i, r := range rows {
+		out[i] = r.record()
+	}
+	return out, nil
+}
+
+// Undoer undoes the imports a stop cut short, in the background.
+type Undoer struct {
+	imports Imports
+	forget  func(ctx context.Context, appName, userID string) error
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	undoing map[[2]string]error // nil while under way, else why it failed so far
+}
+
+// UndoUnfinished starts undoing, until ctx ends, every import recorded in
+// imports that has stopped: one that found its user empty is undone by
+// forget (an erasure), one that had not is forgotten. Those of this
+// process (named process, see Services.Process) stopped with its last
+// run, and are undone at once, and Pending names them until they are;
+// another's stopped when it no longer renews its record (StaleAfter): a
+// live import on another replica is waited for, not undone.
+func UndoUnfinished(ctx context.Context, imports Imports, process string, forget func(ctx context.Context, appName, userID string) error,
+	logger *slog.Logger) (*Undoer, error) {
+	u := &Undoer{imports: imports, forget: forget, logger: logger, undoing: map[[2]string]error{}}
+	records, err := imports.Unfinished(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the records of imports under way: %w", err)
+	}
+	for _, im := range records {
+		if im.Process == process {
+			u.undoing[[2]string{im.AppName, im.UserID}] = nil
+		}
+	}
+	go u.run(ctx, process, records)
+	return u, nil
+}
+
+func (u *Undoer) run(ctx context.Context, process string, records []Import) {
+	for {
+		if len(records) == 0 {
+			return
+		}
+		wait := StaleAfter
+		for _, im := range records {
+			if age := time.Since(im.Beat); im.Process != process && age < StaleAfter {
+				wait = min(wait, StaleAfter-age) // alive, or not yet known to have stopped
+				continue
+			}
+			u.undo(ctx, im)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		var err error
+		if records, err = u.imports.Unfinished(ctx); err != nil {
+			u.logger.Error("import: reading the records of imports under way failed; trying again", "error", err)
+		}
+	}
+}
+
+// undo undoes one import that stopped.
+func (u *Undoer) undo(ctx context.Context, im Import) {
+	key := [2]string{im.AppName, im.UserID}
+	u.mu.Lock()
+	u.undoing[key] = nil
+	u.mu.Unlock()
+	var err error
+	if im.Writing {
+		u.logger.Warn("import: undoing an import a stop cut short", "app", im.AppName, "user", im.UserID, "by", im.By)
+		err = u.forget(ctx, im.AppName, im.UserID)
+	}
+	if err == nil {
+		err = u.imports.Release(ctx, im.AppName, im.UserID)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		u.logger.Error("import: undoing an import a stop cut short failed; trying again", "app", im.AppName, "user", im.UserID, "error", err)
+		u.undoing[key] = err
+		return
+	}
+	if im.Writing {
+		u.logger.Info("import: undone; the user holds nothing, import the archive again", "app", im.AppName, "user", im.UserID)
+	}
+	delete(u.undoing, key)
+}
+
+// Pending says which imports a stop cut short are still being undone
+// (their users hold part of an archive meanwhile), nil when none is: for
+// readiness.
+func (u *Undoer) Pending() error {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var errs []error
+	for key, err := range u.undoing {
+		errs = append(errs, fmt.Errorf("user %q of app %q holds part of an import a stop cut short, being undone: %v", key[1], key[0], cmp.Or[any](err, "under way")))
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
