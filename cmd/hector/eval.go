@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +24,8 @@ func evalCommand() *cobra.Command {
 	var format, data string
 	var asJSON bool
 	var questions int
+	limits := eval.DefaultLimits
+	var maxDataMB, maxLineMB int64
 	cmd := &cobra.Command{
 		Use:   "eval --format locomo|longmemeval|jsonl --data FILE",
 		Short: "Measure how well an index configuration finds what answers questions about conversations",
@@ -53,8 +53,12 @@ Formats (--data may be gzipped):
   hector eval --format jsonl --data my-conversations.jsonl --limit-questions 50`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxDataMB <= 0 || maxLineMB <= 0 || limits.MaxRecords <= 0 {
+				return fmt.Errorf("--max-data-mb, --max-line-mb and --max-records take a number above 0")
+			}
+			limits.MaxBytes, limits.MaxLine = maxDataMB<<20, int(maxLineMB<<20)
 			load, ok := map[string]func(string, []byte) (*eval.Dataset, error){
-				"locomo": eval.LoadLoCoMo, "longmemeval": eval.LoadLongMemEval, "jsonl": eval.LoadJSONL}[format]
+				"locomo": limits.LoadLoCoMo, "longmemeval": limits.LoadLongMemEval, "jsonl": limits.LoadJSONL}[format]
 			if !ok {
 				return fmt.Errorf("--format %q: give locomo, longmemeval or jsonl", format)
 			}
@@ -64,9 +68,9 @@ Formats (--data may be gzipped):
 			if questions < 0 {
 				return fmt.Errorf("--limit-questions %d: give a number of questions, or 0 for all", questions)
 			}
-			raw, err := readData(data)
+			raw, err := limits.ReadFile(data)
 			if err != nil {
-				return err
+				return fmt.Errorf("--data: %w", err)
 			}
 			d, err := load(data, raw)
 			if err != nil {
@@ -90,24 +94,10 @@ Formats (--data may be gzipped):
 	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
 	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only the first N questions (and load only their conversations)")
+	cmd.Flags().Int64Var(&maxDataMB, "max-data-mb", eval.DefaultLimits.MaxBytes>>20, "refuse data larger than this once decompressed (MiB)")
+	cmd.Flags().Int64Var(&maxLineMB, "max-line-mb", int64(eval.DefaultLimits.MaxLine>>20), "refuse a JSON line longer than this (MiB)")
+	cmd.Flags().IntVar(&limits.MaxRecords, "max-records", eval.DefaultLimits.MaxRecords, "refuse data of more lines, questions or conversations than this")
 	return cmd
-}
-
-func readData(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--data: %w", err)
-	}
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("--data %s: %w", path, err)
-		}
-		if raw, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("--data %s: %w", path, err)
-		}
-	}
-	return raw, nil
 }
 
 // runEval opens the configuration's stores on a fresh data directory and

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -24,29 +23,25 @@ import (
 // (the default) or assistant; category is optional. A query's answers are
 // the IDs of the events that answer it, in its user's sessions. It is
 // scored with TurnMetrics.
-func LoadJSONL(name string, raw []byte) (*Dataset, error) {
+func LoadJSONL(name string, raw []byte) (*Dataset, error) { return DefaultLimits.LoadJSONL(name, raw) }
+
+// LoadJSONL is LoadJSONL within l.
+func (lim Limits) LoadJSONL(name string, raw []byte) (*Dataset, error) {
 	d := &Dataset{Format: "jsonl", Metrics: TurnMetrics}
 	users := map[string]int{}       // index in d.Users
 	sessions := map[[2]string]int{} // (user, session): index in its user's Sessions
 	events := map[[2]string]bool{}  // (user, event ID)
 	queries := map[[2]string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 64<<20)
-	n := 0
-	fail := func(format string, args ...any) (*Dataset, error) {
-		return nil, fmt.Errorf("%s, line %d: "+format, append([]any{name, n}, args...)...)
-	}
-	for sc.Scan() {
-		n++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	err := lim.lines(name, raw, func(n int, line []byte) error {
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("%s, line %d: "+format, append([]any{name, n}, args...)...)
 		}
 		var l struct {
 			Kind, User, Session, ID, Author, Role, Text, Category string
 			Time                                                  time.Time
 			Answers                                               []string
 		}
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
 			return fail("not a line of this format (%v): see `hector eval --help`", err)
@@ -110,9 +105,10 @@ func LoadJSONL(name string, raw []byte) (*Dataset, error) {
 		default:
 			return fail("kind %q is not session, event or query", l.Kind)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return d, d.check()
 }

@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -35,7 +34,13 @@ var TurnMetrics = []string{"hit@1", "recall@5", "recall@10", "mrr@10", "ndcg@5"}
 // evidence IDs are repaired where their meaning is plain (D:11:26, D30:05,
 // "D8:6; D9:17"), and IDs that name no turn are dropped; Notes counts both.
 func LoadLoCoMo(name string, raw []byte) (*Dataset, error) {
-	l := &locomoLoader{d: &Dataset{Format: "locomo", Metrics: TurnMetrics}}
+	return DefaultLimits.LoadLoCoMo(name, raw)
+}
+
+// LoadLoCoMo is LoadLoCoMo within lim: a zip's files together count
+// against its MaxBytes, and each conversation against its MaxRecords.
+func (lim Limits) LoadLoCoMo(name string, raw []byte) (*Dataset, error) {
+	l := &locomoLoader{d: &Dataset{Format: "locomo", Metrics: TurnMetrics}, lim: lim, name: name}
 	if bytes.HasPrefix(raw, []byte("PK")) {
 		zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
 		if err != nil {
@@ -51,11 +56,12 @@ func LoadLoCoMo(name string, raw []byte) (*Dataset, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", name, f.Name, err)
 			}
-			body, err := io.ReadAll(rc)
+			body, err := l.lim.readAll(name, rc)
 			rc.Close()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", name, f.Name, err)
+				return nil, err
 			}
+			l.lim.MaxBytes -= int64(len(body))
 			if err := l.file(name+": "+f.Name, strings.TrimSuffix(path.Base(f.Name), ".json"), body); err != nil {
 				return nil, err
 			}
@@ -77,6 +83,9 @@ func LoadLoCoMo(name string, raw []byte) (*Dataset, error) {
 
 type locomoLoader struct {
 	d                             *Dataset
+	lim                           Limits
+	name                          string // the file, for the limits' errors
+	records                       int
 	repaired, dropped, unanswered int
 }
 
@@ -119,6 +128,9 @@ func (l *locomoLoader) file(name, base string, raw []byte) error {
 }
 
 func (l *locomoLoader) sample(name, fallbackID string, raw []byte) error {
+	if err := l.lim.count(l.name, &l.records); err != nil {
+		return err
+	}
 	var s locomoSample
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return fmt.Errorf("%s: not a LoCoMo sample: %w", name, err)

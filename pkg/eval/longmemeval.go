@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -45,6 +44,11 @@ const lmeDate = "2006/01/02 (Mon) 15:04"
 // once); abstention questions (an ID ending in _abs) have no answer to
 // find and are left out.
 func LoadLongMemEval(name string, raw []byte) (*Dataset, error) {
+	return DefaultLimits.LoadLongMemEval(name, raw)
+}
+
+// LoadLongMemEval is LoadLongMemEval within l.
+func (lim Limits) LoadLongMemEval(name string, raw []byte) (*Dataset, error) {
 	d := &Dataset{Format: "longmemeval", Metrics: SessionMetrics}
 	abstentions, noTurns := 0, 0
 	add := func(where string, line []byte) error {
@@ -118,25 +122,18 @@ func LoadLongMemEval(name string, raw []byte) (*Dataset, error) {
 		if err := json.Unmarshal(trimmed, &all); err != nil {
 			return nil, fmt.Errorf("%s: not a JSON array of LongMemEval questions: %w", name, err)
 		}
+		if len(all) > lim.MaxRecords {
+			return nil, lim.tooMany(name)
+		}
 		for i, q := range all {
 			if err := add(fmt.Sprintf("%s: question %d", name, i+1), q); err != nil {
 				return nil, err
 			}
 		}
-	} else {
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, 256<<20)
-		for n := 1; sc.Scan(); n++ {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			if err := add(fmt.Sprintf("%s, line %d", name, n), sc.Bytes()); err != nil {
-				return nil, err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	} else if err := lim.lines(name, raw, func(n int, line []byte) error {
+		return add(fmt.Sprintf("%s, line %d", name, n), line)
+	}); err != nil {
+		return nil, err
 	}
 	if abstentions > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d abstention questions left out: they have no answer to find", abstentions))
