@@ -583,8 +583,11 @@ type StoreFact struct {
 	Category *string `json:"category,omitempty"`
 
 	// Key Levels between single slashes (deploy/tool), at most 128 characters once trimmed
-	Key  string    `json:"key"`
-	Tags *[]string `json:"tags,omitempty"`
+	Key string `json:"key"`
+
+	// MergeDuplicates When another key already holds this fact in other words: true renews that fact and answers it (decision duplicate); false, the default, answers 409 duplicate naming the key
+	MergeDuplicates *bool     `json:"merge_duplicates,omitempty"`
+	Tags            *[]string `json:"tags,omitempty"`
 
 	// TtlSeconds 0 for the default (90 days); else at least an hour, at most a year
 	TtlSeconds *int `json:"ttl_seconds,omitempty"`

@@ -331,7 +331,8 @@ func (x *Extractor) apply(ctx context.Context, req Request, scope facts.Scope, p
 		return nil
 	}
 	src := facts.Source{Kind: facts.SourceExtracted, SessionID: req.SessionID, EventIDs: p.EventIDs, Model: x.cfg.Model.Model()}
-	f, err := x.cfg.Facts.Store(ctx, scope, facts.StoreRequest{Key: p.Key, Value: p.Statement, Category: p.Category, Source: src})
+	f, err := x.cfg.Facts.Store(ctx, scope, facts.StoreRequest{Key: p.Key, Value: p.Statement, Category: p.Category, Source: src,
+		MergeDuplicates: true}) // what was learned before is renewed, not learned twice
 	var refused *facts.ValidationError
 	if errors.As(err, &refused) {
 		out.Refused = append(out.Refused, refused.Code)

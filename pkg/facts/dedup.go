@@ -28,6 +28,9 @@ type phrasing struct {
 	// entities counts its names (capitalised words after the first) and
 	// numbers (digits, or number words), lower-cased.
 	entities map[string]int
+	// numbers are its numbers in order: "room 3 on floor 12" is not "room
+	// 12 on floor 3", nor a code "4 3 2 1" the code "1 2 3 4".
+	numbers []string
 }
 
 // sameFactCosine is how near in meaning (the cosine of the built-in
@@ -63,8 +66,10 @@ func phrase(text string) phrasing {
 		case word == "":
 		case strings.ContainsFunc(word, unicode.IsDigit):
 			p.entities[lower]++
+			p.numbers = append(p.numbers, lower)
 		case numberWords[lower] != 0:
 			p.entities[strconv.Itoa(numberWords[lower])]++
+			p.numbers = append(p.numbers, strconv.Itoa(numberWords[lower]))
 		case negations[lower]:
 			p.content = append(p.content, lower)
 		case english.IsStopWord(lower) || fillers[lower] || lower == "cannot":
@@ -86,7 +91,8 @@ func phrase(text string) phrasing {
 // with its key (deploy/tool, frontend), and two keys may hold it.
 const minStatement = 2
 
-// sameFact reports whether two values state one fact, by the rules:
+// sameFact reports whether two values state one fact, by the rules, both
+// of which ask for the same numbers in the same order:
 //   - the same content words in the same order ("Does not drink alcohol",
 //     "Doesn't drink alcohol"); or
 //   - with a cosine (haveCosine) of at least sameFactCosine: the same
@@ -95,7 +101,7 @@ const minStatement = 2
 //     apart in otherwise the same words, which is how near-misses look
 //     ("Has a cat named Luna", "Has a dog named Luna").
 func sameFact(a, b phrasing, cosine float64, haveCosine bool) bool {
-	if len(a.content) < minStatement || len(b.content) < minStatement {
+	if len(a.content) < minStatement || len(b.content) < minStatement || !slices.Equal(a.numbers, b.numbers) {
 		return false
 	}
 	if slices.Equal(a.content, b.content) && maps.Equal(a.entities, b.entities) {
@@ -142,8 +148,9 @@ func sharesAWord(a, b phrasing) bool {
 func isNegation(w string) bool { return negations[w] }
 
 // signatures are keyed hashes of what sameFact compares: the content words
-// with the names and numbers (equal for the first rule), and the names and
-// numbers alone ("" when there are none; equal for the second). Keyed with
+// with the names and numbers, and the numbers' order (equal for the first
+// rule), and the names and numbers alone ("" when there are none; equal
+// for the second). Keyed with
 // a key derived from the facts key, so the database learns only which
 // facts share them.
 func (p phrasing) signatures(key []byte) (content, entities string) {
@@ -158,6 +165,9 @@ func (p phrasing) signatures(key []byte) (content, entities string) {
 		return hex.EncodeToString(h.Sum(nil))
 	}
 	content = sum(strings.Join(p.content, " "), strings.Join(counted, " "))
+	if len(p.numbers) > 1 { // a fact with one number or none keeps the signature it had before numbers' order counted
+		content = sum(strings.Join(p.content, " "), strings.Join(counted, " "), strings.Join(p.numbers, " "))
+	}
 	if len(names) > 0 {
 		entities = sum("entities", strings.Join(counted, " "))
 	}

@@ -148,8 +148,9 @@ const (
 	// Unchanged: the key already held this value; its expiry was renewed.
 	Unchanged Decision = "unchanged"
 	// Duplicate: another key of the scope already held this fact in other
-	// words (see sameFact); nothing was added, that fact is returned, and
-	// its expiry was renewed.
+	// words (see sameFact), and the request asked to merge it
+	// (MergeDuplicates); nothing was added, that fact is returned, and its
+	// expiry was renewed.
 	Duplicate Decision = "duplicate"
 )
 
@@ -160,6 +161,11 @@ type StoreRequest struct {
 	Tags                 []string
 	TTL                  time.Duration
 	Source               Source
+	// MergeDuplicates: when another key of the scope holds this fact in
+	// other words, renew that one and store nothing (Decision Duplicate).
+	// Without it such a write is refused with ErrDuplicate, so that no
+	// write is dropped unless its writer said it may be.
+	MergeDuplicates bool
 }
 
 // maxTTLSeconds is the longest TTL a time.Duration holds, about 292 years.
@@ -179,6 +185,9 @@ func TTLSeconds(n int64) (time.Duration, error) {
 const DefaultCategory = "user_facts"
 
 var (
+	// ErrDuplicate: another key of the scope holds the fact a write
+	// states, and the write did not ask to merge it (MergeDuplicates).
+	ErrDuplicate = errkind.New(errkind.Conflict, "this scope already holds this fact under another key")
 	// ErrNotFound: no live fact with that key in the scope.
 	ErrNotFound = errkind.New(errkind.NotFound, "fact not found")
 	// ErrWrongKey: the encryption key is not the one the facts were written with.

@@ -288,7 +288,7 @@ func TestDuplicatesByMeaning(t *testing.T) {
 		"rex":   {"Rex is afraid of thunder", facts.Added},
 		"dog/3": {"Has a cat named Rex", facts.Added},
 	} {
-		f, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: key, Value: tc.value})
+		f, err := svc.Store(t.Context(), alice, facts.StoreRequest{Key: key, Value: tc.value, MergeDuplicates: true})
 		if err != nil || f.Decision != tc.want || tc.want == facts.Duplicate && f.ID != held.ID {
 			t.Errorf("storing %q = %+v, %v; want %s", tc.value, f, err, tc.want)
 		}
@@ -313,7 +313,7 @@ func TestOlderFactsAreSignedAtStart(t *testing.T) {
 	if svc, err = facts.NewSQL(t.Context(), db, testKey); err != nil {
 		t.Fatal(err)
 	}
-	f, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
+	f, err := svc.Store(t.Context(), scope, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol", MergeDuplicates: true})
 	if err != nil || f.Decision != facts.Duplicate || f.Key != "drinks" {
 		t.Errorf("a repeat of an older fact = %+v, %v; want the older one", f, err)
 	}

@@ -176,6 +176,9 @@ func (s *Service) store(ctx context.Context, scope Scope, req StoreRequest) (*Fa
 		if err != nil {
 			return nil, err
 		}
+		if same != nil && !req.MergeDuplicates {
+			return nil, fmt.Errorf("%w: key %q holds it; store it there, or ask to merge it into that fact (merge_duplicates)", ErrDuplicate, same.Key)
+		}
 		if same != nil {
 			return s.decided(same, Duplicate, s.renew(ctx, same, req.TTL, now))
 		}

@@ -98,6 +98,8 @@ func (*storeTool) Parameters() map[string]any {
 			"category":    map[string]any{"type": "string", "description": "Default user_facts"},
 			"tags":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
 			"ttl_seconds": map[string]any{"type": "integer", "description": "How long to keep it; default 90 days"},
+			"merge_duplicates": map[string]any{"type": "boolean",
+				"description": "When another key already holds this fact in other words: true renews that one, false (the default) refuses, naming the key"},
 		}}
 }
 
@@ -111,6 +113,7 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 		Category   string   `json:"category"`
 		Tags       []string `json:"tags"`
 		TTLSeconds int64    `json:"ttl_seconds"`
+		Merge      bool     `json:"merge_duplicates"`
 	}
 	if err := decodeArgs(args, &in); err != nil {
 		return nil, err
@@ -121,7 +124,8 @@ func (t *storeTool) Call(ctx context.Context, inv tool.Invocation, args json.Raw
 	}
 	src := t.As
 	src.Kind, src.SessionID = SourceWritten, inv.SessionID
-	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: ttl, Source: src})
+	f, err := t.Facts.Store(ctx, t.ScopeOf(inv), StoreRequest{Key: in.Key, Value: in.Value, Category: in.Category, Tags: in.Tags, TTL: ttl, Source: src,
+		MergeDuplicates: in.Merge})
 	if err != nil {
 		return nil, explain(err)
 	}

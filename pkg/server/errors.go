@@ -54,6 +54,8 @@ func toAPIError(err error) *apiError {
 		return ae
 	case errors.Is(err, erase.ErrInProgress):
 		return &apiError{http.StatusConflict, "erasure_in_progress", err.Error() + " (GET …/erasure follows it)"}
+	case errors.Is(err, facts.ErrDuplicate):
+		return &apiError{http.StatusConflict, "duplicate", err.Error()}
 	case errors.As(err, &refused):
 		return &apiError{http.StatusBadRequest, refused.Code, refused.Message}
 	case errors.As(err, &maxBytes):

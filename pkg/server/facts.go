@@ -23,6 +23,7 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 		Category   string   `json:"category"`
 		Tags       []string `json:"tags"`
 		TTLSeconds int64    `json:"ttl_seconds"`
+		Merge      bool     `json:"merge_duplicates"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -33,7 +34,7 @@ func (s *Server) storeFact(w http.ResponseWriter, r *http.Request) error {
 	}
 	by := facts.Source{Kind: facts.SourceWritten, By: principalOf(r.Context()).role}
 	f, err := s.svcs.Facts.Store(r.Context(), userFacts(r), facts.StoreRequest{Key: req.Key, Value: req.Value, Category: req.Category,
-		Tags: req.Tags, TTL: ttl, Source: by})
+		Tags: req.Tags, TTL: ttl, Source: by, MergeDuplicates: req.Merge})
 	if err != nil {
 		return err
 	}

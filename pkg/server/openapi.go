@@ -262,7 +262,9 @@ var schemas = map[string]any{
 			"description": "Lowercase letters, digits, _ . -; empty for user_facts"},
 		"tags": array(map[string]any{"type": "string", "pattern": `^[a-z0-9][a-z0-9_.-]{0,63}$`}),
 		"ttl_seconds": map[string]any{"type": "integer", "description": "0 for the default (90 days); else at least an hour, at most a year",
-			"anyOf": []any{map[string]any{"enum": []int{0}}, map[string]any{"minimum": 3600, "maximum": 365 * 24 * 3600}}}}, "key", "value"),
+			"anyOf": []any{map[string]any{"enum": []int{0}}, map[string]any{"minimum": 3600, "maximum": 365 * 24 * 3600}}},
+		"merge_duplicates": map[string]any{"type": "boolean", "description": "When another key already holds this fact in other words: " +
+			"true renews that fact and answers it (decision duplicate); false, the default, answers 409 duplicate naming the key"}}, "key", "value"),
 	"Fact":           obj(factProperties()),
 	"FactMatch":      obj(withScore(factProperties())),
 	"ExtractRequest": body(map[string]any{"after_seq": count, "to_seq": count}),

@@ -286,29 +286,38 @@ func checkChain(t *testing.T, key string, versions []facts.Fact) {
 }
 
 // A fact written under a new key that repeats one the scope holds, in the
-// same words (here without an embedder: words alone), adds nothing: the
-// fact held is returned, its expiry renewed. A near-miss, a value that
-// means something only with its key, and another user's fact are kept.
+// same words (here without an embedder: words alone), is refused naming
+// the key that holds it, or, when the write asks to merge it, adds
+// nothing: the fact held is returned, its expiry renewed. A near-miss,
+// the same words with their numbers in another order, a value that means
+// something only with its key, and another user's fact are kept.
 func testDuplicates(t *testing.T, svc *facts.Service, clock *Clock) {
 	ctx := t.Context()
 	held := store(t, svc, alice, "drinks", "Does not drink alcohol", "")
 	clock.Advance(time.Hour)
-	again, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
+	_, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"})
+	if !errors.Is(err, facts.ErrDuplicate) || !strings.Contains(err.Error(), `"drinks"`) {
+		t.Errorf("a repeat under another key, not asked to merge: %v; want ErrDuplicate naming the key", err)
+	}
+	again, err := svc.Store(ctx, alice, facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol", MergeDuplicates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.Decision != facts.Duplicate || again.ID != held.ID || again.Key != "drinks" || !again.ExpiresAt.Equal(clock.Now().Add(90*24*time.Hour)) {
 		t.Errorf("a repeat under another key = %+v; want the fact held, its expiry renewed", again)
 	}
-	for key, value := range map[string]string{"coffee": "Does not drink coffee", "deploy/tool": "Konflux", "ci/tool": "Konflux"} {
-		if f, err := svc.Store(ctx, alice, facts.StoreRequest{Key: key, Value: value}); err != nil || f.Decision != facts.Added {
+	for _, kv := range [][2]string{{"coffee", "Does not drink coffee"}, {"deploy/tool", "Konflux"}, {"ci/tool", "Konflux"},
+		{"office/room", "Office is room 12 on floor 3"}, {"home/flat", "Office is room 3 on floor 12"},
+		{"gate/front", "Gate code is 1 2 3 4"}, {"gate/back", "Gate code is 4 3 2 1"}} {
+		key, value := kv[0], kv[1]
+		if f, err := svc.Store(ctx, alice, facts.StoreRequest{Key: key, Value: value, MergeDuplicates: true}); err != nil || f.Decision != facts.Added {
 			t.Errorf("storing %s = %q: %+v, %v; want it added", key, value, f, err)
 		}
 	}
 	if f, err := svc.Store(ctx, facts.UserScope("app", "bob"), facts.StoreRequest{Key: "alcohol", Value: "Doesn't drink alcohol"}); err != nil || f.Decision != facts.Added {
 		t.Errorf("bob's own fact = %+v, %v; alice's is not his", f, err)
 	}
-	if fs, _ := svc.List(ctx, alice, "", ""); keys(fs) != "ci/tool coffee deploy/tool drinks" {
+	if fs, _ := svc.List(ctx, alice, "", ""); keys(fs) != "ci/tool coffee deploy/tool gate/back gate/front home/flat office/room drinks" {
 		t.Errorf("alice's facts: %q", keys(fs))
 	}
 }
