@@ -324,32 +324,41 @@ func TestMCPStdioNeedsTheCredentialAServerAsksFor(t *testing.T) {
 }
 
 // A client that writes its requests and closes its end at once (a script
-// piping them in) gets every answer before hector mcp exits.
+// piping them in) gets every answer before hector mcp exits, in the order
+// it asked: a search piped after a write finds what was written.
 func TestStdioAnswersBeforeExiting(t *testing.T) {
 	requests := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"bees"}}}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record_messages","arguments":{"session_id":"hives","messages":[{"role":"user","content":"The blue hive swarmed in June"}]}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"swarmed"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
 	}, "\n") + "\n"
-	cmd := exec.Command(binary, "mcp", "--app", "demo", "--user", "alice", "--data-dir", t.TempDir())
-	cmd.Env = append(os.Environ(), "HECTOR_FACTS_KEY=")
-	cmd.Stdin = strings.NewReader(requests) // read to its end at once
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hector mcp: %v", err)
-	}
-	answered := map[float64]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m struct {
-			ID     float64         `json:"id"`
-			Result json.RawMessage `json:"result"`
+	for run := range 3 {
+		cmd := exec.Command(binary, "mcp", "--app", "demo", "--user", "alice", "--data-dir", t.TempDir())
+		cmd.Env = append(os.Environ(), "HECTOR_FACTS_KEY=")
+		cmd.Stdin = strings.NewReader(requests) // read to its end at once
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hector mcp: %v", err)
 		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
-			answered[m.ID] = true
+		var order []float64
+		results := map[float64]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var m struct {
+				ID     float64         `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+				order = append(order, m.ID)
+				results[m.ID] = string(m.Result)
+			}
 		}
-	}
-	if !answered[1] || !answered[2] || !answered[3] {
-		t.Errorf("answered %v of requests 1, 2 and 3:\n%s", answered, out)
+		if fmt.Sprint(order) != "[1 2 3 4]" {
+			t.Errorf("run %d: answered %v, want requests 1 to 4 in order:\n%s", run, order, out)
+		}
+		if !strings.Contains(results[3], "The blue hive swarmed in June") {
+			t.Errorf("run %d: the search piped after the write did not find it: %s", run, results[3])
+		}
 	}
 }

@@ -12,12 +12,18 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Stdio is MCP over standard input and output that answers every request
-// it read before it ends. A client may write its requests and close its
-// end at once (a script piping them in, say): the SDK's stdio transport
-// would then end the session on end of input and drop the answers still
-// being made. Here end of input waits until each request read has its
-// response written, or for drain at most.
+// Stdio is MCP over standard input and output that serves one client's
+// requests in the order it sent them, and answers every request it read
+// before it ends. A client may write its requests and close its end at
+// once (a script piping them in, say):
+//   - the SDK serves requests concurrently, so a search piped after a
+//     write could be answered first, without it; here a request is handed
+//     on only once every one before it is answered (notifications, such as
+//     a cancellation, and responses pass at once; Hector's server makes no
+//     request of its client that a request could wait on);
+//   - the SDK's stdio transport would end the session on end of input and
+//     drop the answers still being made; here end of input waits until
+//     each request read has its response written, or for drain at most.
 func Stdio(drain time.Duration) sdk.Transport {
 	return stdioOver(os.Stdin, os.Stdout, drain)
 }
@@ -42,6 +48,15 @@ func (p *pending) add(d int) {
 	p.n += d
 	p.cond.L.Unlock()
 	p.cond.Broadcast()
+}
+
+// whenNone waits until every request read so far is answered.
+func (p *pending) whenNone() {
+	p.cond.L.Lock()
+	defer p.cond.L.Unlock()
+	for p.n > 0 {
+		p.cond.Wait()
+	}
 }
 
 // message is what tells a request (method and ID) from a response (ID, no method).
@@ -72,6 +87,7 @@ func (d *draining) Read(b []byte) (int, error) {
 		line, err := d.lines.ReadBytes('\n')
 		if len(line) > 0 {
 			if request, _ := kindOf(line); request {
+				d.pending.whenNone()
 				d.pending.add(1)
 			}
 			d.rest = line
