@@ -52,7 +52,12 @@ var (
 		regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\b.{0,20}\b(previous|prior|above|earlier|all)\b.{0,20}\b(instructions?|rules|prompts?|messages?)`),
 		regexp.MustCompile(`(?i)\byou are now\b|\bnew instructions?\s*:`),
 		regexp.MustCompile(`(?i)<\|?(im_start|im_end|system|assistant|endoftext)\|?>`),
-		regexp.MustCompile(`(?im)^\s*(system|assistant|developer)\s*:`),
+		// A role marker where a turn would start: a line's start, after a
+		// tag or bracket, or a sentence's ("Has an assistant: Maria" is
+		// kept).
+		regexp.MustCompile(`(?i)(^|[\n>\]}|]|[.!?]\s)\s*(system|assistant|developer|user|human)\s*:`),
+		// The tags of a prompt's sections, opening or closing one early.
+		regexp.MustCompile(`(?i)</?\s*(facts?|system|instructions?|context|memory|memories|reference[_ -]?data|user|assistant|developer|human|tool|prompt|conversation|messages?|documents?|data)\s*>`),
 		regexp.MustCompile(`(?i)\[/?(INST|SYS)\]|<</?SYS>>`),
 		// Orders to call a tool by its name ("always call erase_user"), or
 		// to destroy everyone's memory.
