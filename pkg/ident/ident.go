@@ -6,6 +6,7 @@ package ident
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hectormem/hector/pkg/errkind"
@@ -15,9 +16,11 @@ import (
 // hold.
 const MaxChars = 128
 
-// Check refuses an ID that is empty, longer than MaxChars, not UTF-8 or
-// holds a control character, with an errkind.InvalidArgument error that
-// names what the ID is ("app name", "session ID").
+// Check refuses an ID that is empty or blank, longer than MaxChars, not
+// UTF-8, or holds a character a reader cannot see or that changes how the
+// text around it shows (see unseen), with an errkind.InvalidArgument error
+// that names what the ID is ("app name", "session ID"), the character and
+// its position.
 func Check(what, id string) error {
 	if problem := Problem(what, id); problem != "" {
 		return fmt.Errorf("%w: %s", errkind.InvalidArgument, problem)
@@ -35,8 +38,36 @@ func Problem(what, id string) string {
 		return fmt.Sprintf("%s is longer than %d characters", what, MaxChars)
 	case !utf8.ValidString(id):
 		return what + " is not valid UTF-8"
-	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return fmt.Sprintf("%s %q contains a control character", what, id)
+	case strings.TrimSpace(id) == "":
+		return what + " is only spaces"
+	}
+	pos := 0
+	for _, r := range id {
+		pos++
+		if unseen(r) {
+			return fmt.Sprintf("%s %q holds %U (%s) at character %d: IDs and authors take printable characters only", what, id, r, kind(r), pos)
+		}
 	}
 	return ""
+}
+
+// unseen reports whether r is a character a reader does not see as
+// itself: the C0 and C1 controls, line and paragraph separators, and the
+// format characters (zero-width spaces and joiners, the byte order mark,
+// bidirectional overrides and isolates, which reorder the text around
+// them on screen).
+func unseen(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
+}
+
+func kind(r rune) string {
+	switch {
+	case unicode.IsControl(r):
+		return "a control character"
+	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c:
+		return "a bidirectional control"
+	case unicode.Is(unicode.Cf, r):
+		return "an invisible format character"
+	}
+	return "a line or paragraph separator"
 }

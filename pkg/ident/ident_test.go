@@ -13,6 +13,8 @@ func TestCheck(t *testing.T) {
 	for id, ok := range map[string]bool{
 		"alice": true, "chat:42": true, "café/été": true, "a trip to Lisbon": true, strings.Repeat("x", MaxChars): true, strings.Repeat("é", MaxChars): true,
 		"": false, strings.Repeat("x", MaxChars+1): false, strings.Repeat("é", MaxChars+1): false, "a\x00b": false, "tab\there": false, "\xff": false, "del\x7f": false,
+		"   ": false, "nel\u0085": false, "csi\u009b": false, "rlo\u202eexe": false, "lri\u2066x": false, "zw\u200bsp": false, "\ufeffbom": false,
+		"ali\nce": false, "ls\u2028": false, "soft\u00adhyphen": false, "emoji 🐝": true, "日本": true,
 	} {
 		err := Check("user ID", id)
 		if (err == nil) != ok {
@@ -24,6 +26,14 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// A refusal names the character and where it is.
+func TestCheckNamesTheCharacter(t *testing.T) {
+	err := Check("session ID", "ab\u202ec")
+	if err == nil || !strings.Contains(err.Error(), "U+202E") || !strings.Contains(err.Error(), "bidirectional") || !strings.Contains(err.Error(), "character 3") {
+		t.Errorf("Check = %v, want U+202E, a bidirectional control, at character 3", err)
+	}
+}
+
 func FuzzCheck(f *testing.F) {
 	for _, seed := range []string{"alice", "", "a\x00", "\xff\xfe", "chat:1"} {
 		f.Add(seed)
@@ -32,7 +42,8 @@ func FuzzCheck(f *testing.F) {
 		if Check("id", id) != nil {
 			return
 		}
-		if id == "" || utf8.RuneCountInString(id) > MaxChars || !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if strings.TrimSpace(id) == "" || utf8.RuneCountInString(id) > MaxChars || !utf8.ValidString(id) || strings.ContainsFunc(id, unseen) ||
+			strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r == 0xfeff || r == 0x200b }) {
 			t.Errorf("Check accepted %q", id)
 		}
 	})

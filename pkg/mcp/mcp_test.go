@@ -348,6 +348,9 @@ func TestBadInput(t *testing.T) {
 		{"memory_forget", map[string]any{"selector": "everything"}, "selector"},
 		{"memory_history", map[string]any{}, "key"},
 		{"memory_recall", map[string]any{"key": "editor", "as_of": "last week"}, "as_of"},
+		{"record_messages", map[string]any{"session_id": "   ", "messages": []any{map[string]any{"role": "user", "content": "x"}}}, "only spaces"},
+		{"record_messages", map[string]any{"session_id": "s\u202e", "messages": []any{map[string]any{"role": "user", "content": "x"}}}, "U+202E"},
+		{"record_messages", map[string]any{"session_id": "s", "messages": []any{map[string]any{"role": "user", "content": "x", "author": "ali\nce\u0000"}}}, "author"},
 	} {
 		msg := toolError(t, cs, tc.tool, tc.args)
 		if !strings.Contains(msg, tc.want) {

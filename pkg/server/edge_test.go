@@ -97,6 +97,13 @@ func TestBadInputIsRefused(t *testing.T) {
 			{"text/plain", "POST", u + "/sessions/s/events", "text/plain", event("user"), 415, "Content-Type: application/json"},
 			{"a form", "POST", u + "/facts", "application/x-www-form-urlencoded", `{"key": "k", "value": "v"}`, 415, "--json"},
 			{"no content type", "POST", u + "/facts:forget", "", `{"selector": "all"}`, 415, "none"},
+			{"a C1 control in a session ID", "POST", u + "/sessions", "application/json", `{"session_id": "ab\u0085"}`, 400, "U+0085 (a control character) at character 3"},
+			{"a bidi override in a session ID", "POST", u + "/sessions", "application/json", `{"session_id": "ab\u202ec"}`, 400, "U+202E (a bidirectional control) at character 3"},
+			{"a zero-width space in a user ID", "POST", "/v1/apps/a/users/al%E2%80%8Bice/sessions", "application/json", `{}`, 400, "U+200B"},
+			{"a BOM in an app", "POST", "/v1/apps/%EF%BB%BFa/users/alice/sessions", "application/json", `{}`, 400, "U+FEFF"},
+			{"a session ID of spaces", "POST", u + "/sessions", "application/json", `{"session_id": "   "}`, 400, "only spaces"},
+			{"a newline in an author", "POST", u + "/sessions/s/events", "application/json", `{"author": "ali\nce"}`, 400, "author"},
+			{"a NUL in an author", "POST", u + "/sessions/s/events", "application/json", `{"author": "ali\u0000ce"}`, 400, "author"},
 		} {
 			w := send(s, tc.method, tc.path, tc.contentType, tc.body)
 			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.says) {

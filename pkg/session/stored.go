@@ -83,6 +83,11 @@ func (l limits) prepareAppend(s Session, ev *Event, opts []AppendOption) (*pendi
 	if err := ident.Check("event ID", id); err != nil {
 		return nil, err
 	}
+	if ev.Author != "" { // optional; when given, it names someone as IDs do
+		if err := ident.Check("author", ev.Author); err != nil {
+			return nil, err
+		}
+	}
 	ts := ev.Timestamp
 	if ts.IsZero() {
 		ts = time.Now()
