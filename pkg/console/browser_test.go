@@ -629,4 +629,9 @@ func TestNoSignInWithAuthOff(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "No user has a session or a fact yet") || strings.Contains(string(body), "Sign out") {
 		t.Errorf("/ui/ with auth off: %s %.500s", resp.Status, body)
 	}
+	// The example it gives works as written: this server's address, and a
+	// JSON body curl says is JSON.
+	if want := "curl " + hs.URL + "/v1/apps/demo/users/alice/sessions --json '{}'"; !strings.Contains(string(body), want) {
+		t.Errorf("/ui/'s example is not %q: %.2000s", want, body)
+	}
 }

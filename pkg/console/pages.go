@@ -78,8 +78,12 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	if !c.get(req, path+"?page_size=50&page_token="+url.QueryEscape(r.URL.Query().Get("page")), &page) {
 		return
 	}
+	base := "http://" + r.Host // the address this server was reached at, which the Host check has vouched for
+	if r.TLS != nil {
+		base = "https://" + r.Host
+	}
 	c.render(req, http.StatusOK, "home", map[string]any{"Title": "Users", "Users": page.Users, "Next": page.NextPageToken,
-		"Unready": c.unready(req)})
+		"Unready": c.unready(req), "Base": base})
 }
 
 // unready names what /readyz says cannot serve (a store that does not
