@@ -1,10 +1,11 @@
 # Sourced by scripts/test: installs, once, into a cache directory, the npm
 # tools some tests drive: the MCP Inspector's CLI (a third-party MCP
-# client), openapi-typescript and tsc (the generated TypeScript types).
+# client), openapi-typescript and tsc (the generated TypeScript types),
+# redocly (the OpenAPI document's lint).
 # It exports HECTOR_TEST_MCP_INSPECTOR and HECTOR_TEST_NODE_BIN. Without npm
 # or the registry, those tests are skipped, and this says so.
 
-npm_tools="@modelcontextprotocol/inspector@2.12.0 openapi-typescript@7.13.0 typescript@5.9.3"
+npm_tools="@modelcontextprotocol/inspector@2.12.0 openapi-typescript@7.13.0 typescript@5.9.3 @redocly/cli@2.77.0"
 
 install_npm_tools() {
   local dir="${HECTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hector}/npm-tools-$(echo "$npm_tools" | cksum | cut -d' ' -f1)"

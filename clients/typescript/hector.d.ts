@@ -1078,6 +1078,8 @@ export interface components {
             category?: string | null;
             /** @description Levels between single slashes (deploy/tool), at most 128 characters once trimmed */
             key: string;
+            /** @description When another key already holds this fact in other words: true renews that fact and answers it (decision duplicate); false, the default, answers 409 duplicate naming the key */
+            merge_duplicates?: boolean | null;
             tags?: string[] | null;
             /** @description 0 for the default (90 days); else at least an hour, at most a year */
             ttl_seconds?: (number | 0 | unknown) | null;

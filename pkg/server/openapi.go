@@ -129,7 +129,9 @@ func body(props map[string]any, required ...string) map[string]any {
 		if p, ok := p.(map[string]any); ok && p["$ref"] == nil {
 			props[name] = withNullable(p)
 		} else {
-			props[name] = map[string]any{"allOf": []any{p}, "nullable": true}
+			// OpenAPI 3.0 ignores nullable beside a bare $ref, and wants a
+			// type beside it: every schema a body refers to is an object.
+			props[name] = map[string]any{"type": "object", "allOf": []any{p}, "nullable": true}
 		}
 	}
 	return o
