@@ -43,7 +43,9 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		if strings.TrimSpace(id) == "" || utf8.RuneCountInString(id) > MaxChars || !utf8.ValidString(id) || strings.ContainsFunc(id, unseen) ||
-			strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r == 0xfeff || r == 0x200b }) {
+			strings.ContainsFunc(id, func(r rune) bool {
+				return r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r == 0xfeff || r == 0x200b
+			}) {
 			t.Errorf("Check accepted %q", id)
 		}
 	})
