@@ -5,6 +5,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/e5"
 	"github.com/hectormem/hector/pkg/embed/glove"
 	"github.com/hectormem/hector/pkg/embed/minilm"
 	"github.com/hectormem/hector/pkg/embed/use"
@@ -20,6 +21,8 @@ func BuildEmbedder(e config.Embedder) (embed.Embedder, error) {
 			return use.New()
 		case "minilm":
 			return minilm.New()
+		case "e5-small":
+			return e5.New()
 		}
 		return glove.New()
 	case "openai":

@@ -39,16 +39,17 @@ type Database struct {
 }
 
 // Embedder turns text into vectors: type builtin (shipped inside the
-// binary, offline: model use-lite, the default, minilm, a retrieval-trained
-// encoder, or glove), hash (offline, lexical), openai or ollama.
+// binary, offline: model use-lite, the default; minilm or e5-small,
+// retrieval-trained encoders; or glove), hash (offline, lexical), openai or
+// ollama.
 // server.index.embedder may name a built-in model (builtin, use-lite,
-// minilm, glove) without an entry here.
+// minilm, e5-small, glove) without an entry here.
 type Embedder struct {
 	// Type: builtin, hash, openai or ollama.
 	Type string `yaml:"type"`
 	// BaseURL is the API's address, for openai (up to /v1) and ollama.
 	BaseURL string `yaml:"base_url"`
-	// Model is the built-in model (use-lite, minilm, glove) or the API's.
+	// Model is the built-in model (use-lite, minilm, e5-small, glove) or the API's.
 	Model string `yaml:"model"`
 	// Dimensions is the vectors' length: required for hash and the APIs'
 	// models, checked against a built-in model's own.

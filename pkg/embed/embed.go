@@ -19,6 +19,22 @@ type Embedder interface {
 	Fingerprint() string
 }
 
+// Asymmetric is an embedder trained to embed a search's queries unlike the
+// texts searched (e5 marks them "query: " and "passage: "): Embed embeds
+// the texts, EmbedQueries the queries. Wrappers of an embedder pass it on.
+type Asymmetric interface {
+	EmbedQueries(ctx context.Context, queries []string) ([][]float32, error)
+}
+
+// Queries embeds search queries as e was trained to: with EmbedQueries
+// where e is Asymmetric, else as any text.
+func Queries(ctx context.Context, e Embedder, queries []string) ([][]float32, error) {
+	if a, ok := e.(Asymmetric); ok {
+		return a.EmbedQueries(ctx, queries)
+	}
+	return e.Embed(ctx, queries)
+}
+
 // Cosine is the cosine similarity of two vectors (0 when either is zero).
 func Cosine(a, b []float32) float64 {
 	var dot, na, nb float64

@@ -30,12 +30,25 @@ type memoEntry struct {
 }
 
 func (m *memo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return m.embed(ctx, texts, "", m.Embedder.Embed)
+}
+
+// EmbedQueries remembers queries apart from texts: an asymmetric model
+// embeds the same words differently as one and as the other.
+func (m *memo) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	return m.embed(ctx, queries, "query\x00", func(ctx context.Context, q []string) ([][]float32, error) {
+		return Queries(ctx, m.Embedder, q)
+	})
+}
+
+// embed serves texts from memory under key+text, and embeds the others with fn.
+func (m *memo) embed(ctx context.Context, texts []string, key string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var todo []string
 	var at []int
 	m.mu.Lock()
 	for i, t := range texts {
-		if el, ok := m.byText[t]; ok {
+		if el, ok := m.byText[key+t]; ok {
 			m.lru.MoveToFront(el)
 			out[i] = slices.Clone(el.Value.(*memoEntry).vec)
 		} else {
@@ -46,7 +59,7 @@ func (m *memo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(todo) == 0 {
 		return out, nil
 	}
-	vecs, err := m.Embedder.Embed(ctx, todo)
+	vecs, err := fn(ctx, todo)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +67,10 @@ func (m *memo) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	defer m.mu.Unlock()
 	for j, i := range at {
 		out[i] = vecs[j]
-		if _, ok := m.byText[todo[j]]; ok {
+		if _, ok := m.byText[key+todo[j]]; ok {
 			continue // embedded meanwhile by another call
 		}
-		m.byText[todo[j]] = m.lru.PushFront(&memoEntry{todo[j], slices.Clone(vecs[j])})
+		m.byText[key+todo[j]] = m.lru.PushFront(&memoEntry{key + todo[j], slices.Clone(vecs[j])})
 		if m.lru.Len() > m.size {
 			oldest := m.lru.Back()
 			delete(m.byText, oldest.Value.(*memoEntry).text)

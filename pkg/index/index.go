@@ -287,7 +287,7 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	}
 	var vec []float32
 	if x.embedder != nil {
-		vecs, err := x.embedder.Embed(ctx, []string{req.Query})
+		vecs, err := embed.Queries(ctx, x.embedder, []string{req.Query})
 		if err != nil {
 			return nil, fmt.Errorf("index: embedding the query: %w", err)
 		}
@@ -467,4 +467,10 @@ func (e tracedEmbedder) Embed(ctx context.Context, texts []string) (_ [][]float3
 	ctx, span := telemetry.Span(ctx, "embed", attribute.String("hector.embedder", e.Fingerprint()), attribute.Int("hector.texts", len(texts)))
 	defer func() { telemetry.End(span, err) }()
 	return e.Embedder.Embed(ctx, texts)
+}
+
+func (e tracedEmbedder) EmbedQueries(ctx context.Context, queries []string) (_ [][]float32, err error) {
+	ctx, span := telemetry.Span(ctx, "embed", attribute.String("hector.embedder", e.Fingerprint()), attribute.Int("hector.texts", len(queries)))
+	defer func() { telemetry.End(span, err) }()
+	return embed.Queries(ctx, e.Embedder, queries)
 }

@@ -99,18 +99,24 @@ type Reference struct {
 	}
 }
 
+// ReadJSON reads a JSON file into v.
+func ReadJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
 // ReadReference reads testdata/reference.json, made for the model named
 // by fingerprint (else the model changed: its script must run again).
 func ReadReference(t *testing.T, fingerprint, script string) Reference {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref Reference
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ReadJSON(t, "testdata/reference.json", &ref)
 	if ref.Fingerprint != fingerprint {
 		t.Fatalf("the reference was made for %s; this is %s: run %s", ref.Fingerprint, fingerprint, script)
 	}

@@ -14,15 +14,14 @@ package minilm
 import (
 	"context"
 	_ "embed"
-	"runtime"
-	"strings"
+	"fmt"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/hectormem/hector/pkg/embed/internal/bert"
 )
 
 // Dimensions is the length of every vector.
-const Dimensions = width
+const Dimensions = 384
 
 // Fingerprint names the model and its dimensions.
 const Fingerprint = "all-minilm-l6-v2/v1/384"
@@ -31,36 +30,27 @@ const Fingerprint = "all-minilm-l6-v2/v1/384"
 // included, as sentence-transformers does (max_seq_length 256).
 const MaxTokens = 256
 
-var (
-	//go:embed minilm.safetensors
-	modelFile []byte
-	//go:embed vocab.txt
-	vocabFile string
-)
+// shape is all-MiniLM-L6-v2's: 6 layers of width 384, 12 attention heads,
+// a feed-forward layer of 1,536.
+var shape = bert.Shape{Width: Dimensions, Layers: 6, Heads: 12, Intermediate: 1536}
+
+//go:embed minilm.safetensors
+var modelFile []byte
 
 // Embedder embeds texts with the built-in model. It is safe for
 // concurrent use.
-type Embedder struct{ m *model }
-
-type model struct {
-	tok *tokenizer
-	net *network
-}
+type Embedder struct{ m *bert.Model }
 
 var builtin = sync.OnceValues(load)
 
 // load reads the built-in model and lays its weights out for this
 // machine's products (int8 where mat.Int8).
-func load() (*model, error) {
-	tensors, err := readSafetensors(modelFile)
+func load() (*bert.Model, error) {
+	m, err := bert.Load(modelFile, shape, MaxTokens)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("minilm: %w (scripts/models/convert-minilm makes the model file)", err)
 	}
-	net, err := newNetwork(tensors)
-	if err != nil {
-		return nil, err
-	}
-	return &model{tok: newTokenizer(strings.Split(strings.TrimRight(vocabFile, "\n"), "\n")), net: net}, nil
+	return m, nil
 }
 
 // New returns the embedder, reading the built-in model once per process.
@@ -82,41 +72,7 @@ func (e *Embedder) Fingerprint() string { return Fingerprint }
 // under 0.25, 0.370 and 0.554 under 0.2 (hector eval).
 func (e *Embedder) SimilarityFloor() float64 { return 0.3 }
 
-// A pass of the network encodes texts together, up to batch texts and
-// batchPieces pieces: more rows read the weights once for more texts, but
-// past a few hundred rows the activations (1,536 floats a row in the
-// feed-forward layer) outgrow the core's cache and it slows down.
-const (
-	batch       = 16
-	batchPieces = 512
-)
-
-// Embed encodes texts a batch at a time, as many batches at once as there
-// are cores: what a batch does besides its dense layers (attention, norms)
-// runs on one core, so several texts are embedded faster side by side.
+// Embed encodes texts; see bert.Model.Embed.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	pieces := make([][]int, len(texts))
-	for i, text := range texts {
-		pieces[i] = e.m.tok.encode(text, MaxTokens)
-	}
-	for start, end := 0, 0; start < len(texts); start = end {
-		rows := len(pieces[start])
-		for end = start + 1; end < len(texts) && end-start < batch && rows+len(pieces[end]) <= batchPieces; end++ {
-			rows += len(pieces[end])
-		}
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			copy(out[start:end], e.m.net.encode(pieces[start:end]))
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return e.m.Embed(ctx, texts)
 }

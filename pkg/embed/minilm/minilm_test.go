@@ -26,7 +26,7 @@ func TestPiecesMatchTheOriginal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range readReference(t).Texts {
-		if got := m.tok.encode(r.Text, MaxTokens); !slices.Equal(got, r.Pieces) {
+		if got := m.Pieces(r.Text); !slices.Equal(got, r.Pieces) {
 			t.Errorf("%.60q: pieces %v, want %v", r.Text, got, r.Pieces)
 		}
 	}
@@ -85,5 +85,5 @@ func BenchmarkEmbed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	embedtest.Bench(b, e, func(s string) int { return len(e.m.tok.encode(s, MaxTokens)) }, 16)
+	embedtest.Bench(b, e, func(s string) int { return len(e.m.Pieces(s)) }, 16)
 }

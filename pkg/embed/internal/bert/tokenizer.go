@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"encoding/binary"
@@ -16,21 +16,23 @@ type tensor struct {
 
 // readSafetensors reads a safetensors file (an 8-byte little-endian header
 // length, a JSON header naming each tensor's type, shape and byte range,
-// then the data) of F16 or F32 tensors.
+// then the data) of F16 or F32 tensors, and of I8 ones, each stored with
+// one F32 scale per row (its name + ".scale"), widened to float32.
 func readSafetensors(raw []byte) (map[string]tensor, error) {
 	if len(raw) < 8 {
-		return nil, fmt.Errorf("minilm: the model file is %d bytes: run scripts/models/convert-minilm", len(raw))
+		return nil, fmt.Errorf("the model file is %d bytes", len(raw))
 	}
 	n := binary.LittleEndian.Uint64(raw)
 	if n > uint64(len(raw)-8) {
-		return nil, fmt.Errorf("minilm: the model file's header runs past its end")
+		return nil, fmt.Errorf("the model file's header runs past its end")
 	}
 	var header map[string]json.RawMessage
 	if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
-		return nil, fmt.Errorf("minilm: the model file's header: %w", err)
+		return nil, fmt.Errorf("the model file's header: %w", err)
 	}
 	data := raw[8+n:]
 	out := map[string]tensor{}
+	quantized := map[string][]int8{}
 	for name, h := range header {
 		if strings.HasPrefix(name, "__") {
 			continue // __metadata__
@@ -41,7 +43,7 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 			Offsets [2]uint64 `json:"data_offsets"`
 		}
 		if err := json.Unmarshal(h, &info); err != nil {
-			return nil, fmt.Errorf("minilm: tensor %s: %w", name, err)
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
 		}
 		size := 1
 		for _, d := range info.Shape {
@@ -49,7 +51,7 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 		}
 		from, to := info.Offsets[0], info.Offsets[1]
 		if from > to || to > uint64(len(data)) {
-			return nil, fmt.Errorf("minilm: tensor %s lies outside the file", name)
+			return nil, fmt.Errorf("tensor %s lies outside the file", name)
 		}
 		b := data[from:to]
 		t := tensor{shape: info.Shape, data: make([]float32, size)}
@@ -62,10 +64,28 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 			for i := range t.data {
 				t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 			}
+		case info.Dtype == "I8" && len(b) == size && len(info.Shape) == 2:
+			q := make([]int8, size)
+			for i, v := range b {
+				q[i] = int8(v)
+			}
+			quantized[name] = q
 		default:
-			return nil, fmt.Errorf("minilm: tensor %s is %d bytes of %s for %d values: want F16 or F32", name, len(b), info.Dtype, size)
+			return nil, fmt.Errorf("tensor %s is %d bytes of %s for %d values: want F16, F32 or I8 (rows)", name, len(b), info.Dtype, size)
 		}
 		out[name] = t
+	}
+	for name, q := range quantized {
+		scale, ok := out[name+".scale"]
+		t := out[name]
+		if !ok || len(scale.data) != t.shape[0] {
+			return nil, fmt.Errorf("tensor %s is int8 without a scale for each of its %d rows", name, t.shape[0])
+		}
+		cols := t.shape[1]
+		for i, v := range q {
+			t.data[i] = float32(v) * scale.data[i/cols]
+		}
+		delete(out, name+".scale")
 	}
 	return out, nil
 }

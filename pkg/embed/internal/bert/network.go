@@ -1,4 +1,4 @@
-package minilm
+package bert
 
 import (
 	"fmt"
@@ -7,28 +7,29 @@ import (
 	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
-// The shape of all-MiniLM-L6-v2: a 6-layer BERT of width 384, 12
-// attention heads, a feed-forward layer of 1,536.
+// Shape is a BERT's: its width, layers, attention heads and feed-forward
+// width. Every model here has BERT's uncased vocabulary and 512 positions.
+type Shape struct {
+	Width, Layers, Heads, Intermediate int
+}
+
 const (
-	width         = 384
-	layers        = 6
-	heads         = 12
-	intermediate  = 1536
-	vocabSize     = 30522
-	maxPositions  = 512
-	layerNormEps  = 1e-12
-	headWidth     = width / heads
-	attentionNorm = 0.17677669529663687 // 1/sqrt(headWidth)
+	vocabSize    = 30522
+	maxPositions = 512
+	layerNormEps = 1e-12
 )
 
-// network is the encoder: pieces' and positions' embeddings, six
+// network is the encoder: pieces' and positions' embeddings, the
 // transformer layers, and the mean of the last layer's outputs over a
 // text's pieces, scaled to length 1, as sentence-transformers pools it.
 type network struct {
+	Shape
+	headWidth        int
+	attentionNorm    float32    // 1/sqrt(headWidth)
 	words, positions mat.Matrix // [vocab, width], [positions, width]
 	tokenType        []float32
 	embNorm          norm
-	layers           [layers]layer
+	layers           []layer
 }
 
 type norm struct{ scale, bias []float32 }
@@ -46,34 +47,37 @@ type dense = *mat.Linear
 // apply normalises x's rows in place.
 func (n norm) apply(x mat.Matrix) { mat.LayerNorm(x, x, n.scale, n.bias, layerNormEps) }
 
-func newNetwork(t map[string]tensor) (*network, error) {
+func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	var err error
-	take := func(name string, shape ...int) mat.Matrix {
+	take := func(name string, dims ...int) mat.Matrix {
 		tt, ok := t[name]
 		switch {
 		case err != nil:
 			return mat.Matrix{}
 		case !ok:
-			err = fmt.Errorf("minilm: the model has no tensor %s", name)
+			err = fmt.Errorf("the model has no tensor %s", name)
 			return mat.Matrix{}
-		case fmt.Sprint(tt.shape) != fmt.Sprint(shape):
-			err = fmt.Errorf("minilm: tensor %s has shape %v, want %v", name, tt.shape, shape)
+		case fmt.Sprint(tt.shape) != fmt.Sprint(dims):
+			err = fmt.Errorf("tensor %s has shape %v, want %v", name, tt.shape, dims)
 			return mat.Matrix{}
 		}
-		m := mat.Matrix{Rows: 1, Cols: shape[len(shape)-1], Data: tt.data}
-		if len(shape) == 2 {
-			m.Rows = shape[0]
+		m := mat.Matrix{Rows: 1, Cols: dims[len(dims)-1], Data: tt.data}
+		if len(dims) == 2 {
+			m.Rows = dims[0]
 		}
 		return m
 	}
+	width := shape.Width
 	vec := func(name string, n int) []float32 { return take(name, n).Data }
 	lin := func(name string, out, in int) dense {
 		return mat.NewInt8(take(name+".weight", out, in), vec(name+".bias", out))
 	}
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
-	n := &network{words: take("embeddings.word_embeddings.weight", vocabSize, width),
+	headWidth := width / shape.Heads
+	n := &network{Shape: shape, headWidth: headWidth, attentionNorm: float32(1 / math.Sqrt(float64(headWidth))),
+		words:     take("embeddings.word_embeddings.weight", vocabSize, width),
 		positions: take("embeddings.position_embeddings.weight", maxPositions, width),
-		embNorm:   nrm("embeddings.LayerNorm")}
+		embNorm:   nrm("embeddings.LayerNorm"), layers: make([]layer, shape.Layers)}
 	n.tokenType = take("embeddings.token_type_embeddings.weight", 2, width).Row(0)
 	for i := range n.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
@@ -81,9 +85,12 @@ func newNetwork(t map[string]tensor) (*network, error) {
 			q: lin(p+"attention.self.query", width, width), k: lin(p+"attention.self.key", width, width),
 			v: lin(p+"attention.self.value", width, width), out: lin(p+"attention.output.dense", width, width),
 			attNorm: nrm(p + "attention.output.LayerNorm"),
-			ffnIn:   lin(p+"intermediate.dense", intermediate, width), ffnOut: lin(p+"output.dense", width, intermediate),
+			ffnIn:   lin(p+"intermediate.dense", shape.Intermediate, width), ffnOut: lin(p+"output.dense", width, shape.Intermediate),
 			ffnNorm: nrm(p + "output.LayerNorm"),
 		}
+	}
+	if _, extra := t[fmt.Sprintf("encoder.layer.%d.output.dense.weight", shape.Layers)]; extra && err == nil {
+		err = fmt.Errorf("the model has more than %d layers", shape.Layers)
 	}
 	return n, err
 }
@@ -101,6 +108,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 		spans = append(spans, span{rows, rows + len(ids)})
 		rows += len(ids)
 	}
+	width := n.Width
 	x := mat.New(rows, width)
 	for i, ids := range texts {
 		for t, id := range ids {
@@ -112,7 +120,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	}
 	n.embNorm.apply(x)
 	for i := range n.layers {
-		x = n.layers[i].apply(x, spans)
+		x = n.layers[i].apply(x, spans, n)
 	}
 	vectors := make([][]float32, len(texts))
 	for i, sp := range spans {
@@ -136,30 +144,31 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	return vectors
 }
 
-// apply runs one layer over the texts' rows.
-func (l *layer) apply(x mat.Matrix, spans []span) mat.Matrix {
+// apply runs one layer of n over the texts' rows.
+func (l *layer) apply(x mat.Matrix, spans []span, n *network) mat.Matrix {
+	headWidth := n.headWidth
 	q, k, v := l.q.Of(x), l.k.Of(x), l.v.Of(x)
 	for i := range q.Data {
-		q.Data[i] *= attentionNorm
+		q.Data[i] *= n.attentionNorm
 	}
-	ctx := mat.New(x.Rows, width)
+	ctx := mat.New(x.Rows, n.Width)
 	for _, sp := range spans {
-		n := sp.to - sp.from
-		qh, kh, vh := mat.New(n, headWidth), mat.New(n, headWidth), mat.New(n, headWidth)
-		for h := range heads {
+		rows := sp.to - sp.from
+		qh, kh, vh := mat.New(rows, headWidth), mat.New(rows, headWidth), mat.New(rows, headWidth)
+		for h := range n.Heads {
 			c := h * headWidth
-			for t := range n {
+			for t := range rows {
 				r := sp.from + t
 				copy(qh.Row(t), q.Row(r)[c:c+headWidth])
 				copy(kh.Row(t), k.Row(r)[c:c+headWidth])
 				copy(vh.Row(t), v.Row(r)[c:c+headWidth])
 			}
 			scores := mat.ProductT(qh, kh)
-			for t := range n {
+			for t := range rows {
 				mat.Softmax(scores.Row(t))
 			}
 			attended := mat.Product(scores, vh)
-			for t := range n {
+			for t := range rows {
 				copy(ctx.Row(sp.from + t)[c:c+headWidth], attended.Row(t))
 			}
 		}

