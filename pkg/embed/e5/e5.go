@@ -3,8 +3,8 @@
 // MIT), trained by contrastive pre-training on a billion pairs of texts and
 // fine-tuned to find the passage that answers a query. Its weights ship
 // inside the binary, the dense layers and word embeddings as int8 with a
-// scale per row (33 MB), converted from Maven Central's LangChain4j jar by
-// scripts/models/convert-e5 (see NOTICE).
+// scale for every 32 values (38 MB), converted from Maven Central's
+// LangChain4j jar by scripts/models/convert-e5 (see NOTICE).
 //
 // The model was trained with its inputs marked: a query as "query: …", a
 // text to be found as "passage: …". Embed embeds texts to be found, and

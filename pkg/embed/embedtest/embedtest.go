@@ -127,6 +127,8 @@ func ReadReference(t *testing.T, fingerprint, script string) Reference {
 // original's, to at least cosine minimum.
 func VectorsMatch(t *testing.T, e embed.Embedder, ref Reference, minimum float64) {
 	t.Helper()
+	lowest := 1.0
+	defer func() { t.Logf("lowest cosine to the original's vectors: %.6f", lowest) }()
 	for _, r := range ref.Texts {
 		got, err := e.Embed(t.Context(), []string{r.Text})
 		if err != nil {
@@ -135,7 +137,9 @@ func VectorsMatch(t *testing.T, e embed.Embedder, ref Reference, minimum float64
 		if len(got) != 1 || len(got[0]) != len(r.Vector) {
 			t.Fatalf("%.60q: %d vectors, want 1 of %d values", r.Text, len(got), len(r.Vector))
 		}
-		if c := Cosine(got[0], r.Vector); !(c >= minimum) { // NaN fails too
+		c := Cosine(got[0], r.Vector)
+		lowest = min(lowest, c)
+		if !(c >= minimum) { // NaN fails too
 			t.Errorf("%.60q: cosine %.6f to the original's vector, want ≥ %g", r.Text, c, minimum)
 		}
 	}

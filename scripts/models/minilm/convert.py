@@ -1,26 +1,25 @@
 """Converts all-MiniLM-L6-v2 as sentence-transformers loads it into the
-model file pkg/embed/minilm embeds (the BERT's weights as float16
-safetensors, the pooler and position IDs left out: the mean of the last
-layer is pooled), and computes the reference vectors its tests check the
-Go port against, with sentence-transformers itself.
+model file pkg/embed/minilm embeds (the BERT's weights, stored as
+../bertstore.py says, the pooler and position IDs left out: the mean of the
+last layer is pooled), and computes the reference vectors its tests check
+the Go port against, with sentence-transformers itself.
 
     python convert.py MODEL_DIR OUT_DIR TEXTS_JSON
 """
 import json
+import os
 import sys
 
-import numpy as np
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from bertstore import save  # noqa: E402
 
 model_dir, out_dir, texts_path = sys.argv[1:4]
 
 weights = load_file(f"{model_dir}/model.safetensors")
-kept = {
-    name: w.astype(np.float16)
-    for name, w in weights.items()
-    if not name.startswith("pooler.") and name != "embeddings.position_ids"
-}
-save_file(kept, f"{out_dir}/minilm.safetensors", metadata={"source": "sentence-transformers/all-MiniLM-L6-v2"})
+kept = {name: w for name, w in weights.items() if not name.startswith("pooler.") and name != "embeddings.position_ids"}
+save(kept, f"{out_dir}/minilm.safetensors", "sentence-transformers/all-MiniLM-L6-v2")
 
 from sentence_transformers import SentenceTransformer  # noqa: E402 (slow to import)
 

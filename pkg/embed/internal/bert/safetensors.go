@@ -17,7 +17,8 @@ type tensor struct {
 // readSafetensors reads a safetensors file (an 8-byte little-endian header
 // length, a JSON header naming each tensor's type, shape and byte range,
 // then the data) of F16 or F32 tensors, and of I8 ones, each stored with
-// one F32 scale per row (its name + ".scale"), widened to float32.
+// an F32 scale for every group of a row's values (its name + ".scale",
+// [rows, groups]), widened to float32.
 func readSafetensors(raw []byte) (map[string]tensor, error) {
 	if len(raw) < 8 {
 		return nil, fmt.Errorf("the model file is %d bytes", len(raw))
@@ -78,12 +79,13 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 	for name, q := range quantized {
 		scale, ok := out[name+".scale"]
 		t := out[name]
-		if !ok || len(scale.data) != t.shape[0] {
-			return nil, fmt.Errorf("tensor %s is int8 without a scale for each of its %d rows", name, t.shape[0])
+		rows, cols := t.shape[0], t.shape[1]
+		if !ok || len(scale.shape) != 2 || scale.shape[0] != rows || scale.shape[1] == 0 || cols%scale.shape[1] != 0 {
+			return nil, fmt.Errorf("tensor %s is int8 without a scale for each group of each of its %d rows", name, rows)
 		}
-		cols := t.shape[1]
+		group := cols / scale.shape[1]
 		for i, v := range q {
-			t.data[i] = float32(v) * scale.data[i/cols]
+			t.data[i] = float32(v) * scale.data[i/group]
 		}
 		delete(out, name+".scale")
 	}
