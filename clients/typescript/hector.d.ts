@@ -686,10 +686,10 @@ export interface components {
             actions?: {
                 [key: string]: unknown;
             } | null;
-            author?: string | null;
+            author?: (string | unknown | unknown) | null;
             branch?: string | null;
             expected_seq?: number | null;
-            id?: string | null;
+            id?: (string | unknown | unknown) | null;
             invocation_id?: string | null;
             message?: components["schemas"]["Message"] | null;
             metadata?: {
@@ -733,7 +733,7 @@ export interface components {
             } | null;
         };
         CreateSession: {
-            session_id?: string | null;
+            session_id?: (string | unknown | unknown) | null;
             state?: {
                 [key: string]: unknown;
             } | null;
@@ -981,8 +981,8 @@ export interface components {
             resource_name?: string;
         };
         RebuildRequest: {
-            app?: string | null;
-            user?: string | null;
+            app?: (string | unknown | unknown) | null;
+            user?: (string | unknown | unknown) | null;
         };
         RebuildStatus: {
             app?: string;
@@ -998,7 +998,7 @@ export interface components {
         RunRequest: {
             app?: string | null;
             message: string;
-            session_id?: string | null;
+            session_id?: (string | unknown | unknown) | null;
             user_id: string;
         };
         RunResult: {

@@ -71,3 +71,37 @@ func kind(r rune) string {
 	}
 	return "a line or paragraph separator"
 }
+
+// Pattern is the rule Check applies, as a JSON Schema (ECMA 262) pattern
+// for API documents, without lookahead, which Go's validators lack: one
+// character at least that is not a space, and none of the characters
+// refused, those of the Basic Multilingual Plane written out (the few
+// refused past it, such as the tag characters U+E0000 to U+E007F, only
+// Check knows). Its length is MaxChars.
+var Pattern = func() string {
+	refused := bmpClass()
+	return `^[^` + refused + `]*[^` + refused + `\s][^` + refused + `]*$`
+}()
+
+// bmpClass is the ranges of the characters unseen refuses in the Basic
+// Multilingual Plane, for a character class: the characters themselves,
+// which every regular expression engine takes (an API document's JSON
+// escapes them), where \uXXXX is ECMA's and Python's, not Go's.
+func bmpClass() string {
+	var b strings.Builder
+	for r := rune(0); r <= 0xffff; r++ {
+		if !unseen(r) {
+			continue
+		}
+		from := r
+		for r+1 <= 0xffff && unseen(r+1) {
+			r++
+		}
+		b.WriteRune(from)
+		if r > from {
+			b.WriteRune('-')
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

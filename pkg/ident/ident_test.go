@@ -2,6 +2,7 @@ package ident
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -49,4 +50,25 @@ func FuzzCheck(f *testing.F) {
 			t.Errorf("Check accepted %q", id)
 		}
 	})
+}
+
+// Pattern, the rule as API documents state it, refuses exactly the
+// characters of the Basic Multilingual Plane Check refuses, and an ID of
+// spaces.
+func TestPatternSaysWhatCheckDoes(t *testing.T) {
+	re := regexp.MustCompile(Pattern)
+	for r := rune(0); r <= 0xffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue // surrogates are no characters
+		}
+		id := "a" + string(r)
+		if matched, checked := re.MatchString(id), Check("id", id) == nil; matched != checked {
+			t.Errorf("%U: Pattern takes it %v, Check %v", r, matched, checked)
+		}
+	}
+	for id, ok := range map[string]bool{"   ": false, " a ": true, "": false} {
+		if re.MatchString(id) != ok {
+			t.Errorf("Pattern takes %q: %v, want %v", id, !ok, ok)
+		}
+	}
 }

@@ -193,7 +193,7 @@ var queryParams = map[string]queryParam{
 
 var (
 	// id is an app name, user ID or session ID, as ident.Check takes it.
-	id = map[string]any{"type": "string", "minLength": 1, "maxLength": ident.MaxChars, "pattern": `^[^\x00-\x1f\x7f]+$`}
+	id = map[string]any{"type": "string", "minLength": 1, "maxLength": ident.MaxChars, "pattern": ident.Pattern}
 	// factKey is a fact's key: levels separated by single slashes.
 	factKey = map[string]any{"type": "string", "minLength": 1, "maxLength": facts.DefaultPolicy().MaxKeyChars,
 		"pattern": `^[^/\x00-\x1f\x7f]+(/[^/\x00-\x1f\x7f]+)*$`}
@@ -213,7 +213,7 @@ var (
 	boolean  = map[string]any{"type": "boolean"}
 	dateTime = map[string]any{"type": "string", "format": "date-time"}
 	// optionalID is an ID the server makes up when it is left out or empty.
-	optionalID = map[string]any{"type": "string", "maxLength": ident.MaxChars, "pattern": `^[^\x00-\x1f\x7f]*$`}
+	optionalID = map[string]any{"type": "string", "maxLength": ident.MaxChars, "anyOf": []any{map[string]any{"maxLength": 0}, map[string]any{"pattern": ident.Pattern}}}
 	title      = map[string]any{"type": "string", "maxLength": session.MaxTitleChars, "pattern": `^[^\x00-\x1f\x7f-\x9f]*$`}
 	num        = map[string]any{"type": "integer"}
 	anyObj     = map[string]any{"type": "object", "additionalProperties": true}
@@ -235,7 +235,7 @@ var schemas = map[string]any{
 	"Message":       body(map[string]any{"role": str, "parts": array(anyObj)}, "role", "parts"),
 	"Event": obj(map[string]any{"id": str, "invocation_id": str, "author": str, "branch": str, "message": ref("Message"),
 		"actions": anyObj, "timestamp": str, "metadata": anyObj, "seq": num, "cursor": num}),
-	"AppendEvent": body(map[string]any{"id": optionalID, "invocation_id": str, "author": str, "branch": str, "message": ref("Message"),
+	"AppendEvent": body(map[string]any{"id": optionalID, "invocation_id": str, "author": optionalID, "branch": str, "message": ref("Message"),
 		"actions": anyObj, "timestamp": dateTime, "metadata": anyObj, "expected_seq": count,
 		"partial": map[string]any{"type": "boolean", "description": "Streaming chunks (true) are never stored: false or left out"}}),
 	"Session": obj(map[string]any{"id": str, "title": str, "app_name": str, "user_id": str, "state": anyObj, "events": array(ref("Event")),
