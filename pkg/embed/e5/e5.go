@@ -73,8 +73,11 @@ func New() (*Embedder, error) {
 func (e *Embedder) Dimensions() int     { return Dimensions }
 func (e *Embedder) Fingerprint() string { return Fingerprint }
 
-// SimilarityFloor: e5 puts every text rather near every other (unrelated
-// short texts come out about 0.7 similar), so its floor is high.
+// SimilarityFloor: e5 puts every text rather near every other. Queries
+// and unrelated messages come out 0.62 to 0.73 similar ("zebra crossing"
+// and "alice: My dog Rex loves the park" 0.69), a question and the message
+// that answers it 0.80 to 0.83 ("What does Anna do for a living?" and
+// "Anna works as a nurse at the hospital" 0.805).
 func (e *Embedder) SimilarityFloor() float64 { return 0.75 }
 
 // Embed encodes texts to be found (messages, facts) as passages.
