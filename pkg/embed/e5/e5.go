@@ -16,8 +16,6 @@ package e5
 import (
 	"context"
 	_ "embed"
-	"fmt"
-	"sync"
 
 	"github.com/hectormem/hector/pkg/embed/internal/bert"
 )
@@ -49,17 +47,9 @@ var modelFile []byte
 // concurrent use.
 type Embedder struct{ m *bert.Model }
 
-var builtin = sync.OnceValues(load)
-
-// load reads the built-in model and lays its weights out for this
-// machine's products (int8 where mat.Int8).
-func load() (*bert.Model, error) {
-	m, err := bert.Load(modelFile, shape, MaxTokens)
-	if err != nil {
-		return nil, fmt.Errorf("e5: %w (scripts/models/convert-e5 makes the model file)", err)
-	}
-	return m, nil
-}
+// load reads the built-in model (tests read it again with other kernels);
+// builtin does once per process.
+var load, builtin = bert.Builtin("e5", "scripts/models/convert-e5", modelFile, shape, MaxTokens)
 
 // New returns the embedder, reading the built-in model once per process.
 func New() (*Embedder, error) {

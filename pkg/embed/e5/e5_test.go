@@ -6,7 +6,7 @@ import (
 
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/embedtest"
-	"github.com/hectormem/hector/pkg/embed/internal/mat"
+	"github.com/hectormem/hector/pkg/embed/internal/bert"
 )
 
 // reference is testdata/reference.json: each text's pieces and vector as
@@ -57,31 +57,19 @@ func TestPiecesMatchTheOriginal(t *testing.T) {
 // included (scripts/test runs the suite again with HECTOR_KERNELS=portable).
 func TestVectorsMatchTheOriginal(t *testing.T) {
 	ref := readReference(t)
-	for _, int8 := range []bool{false, true} {
-		if int8 && !mat.Int8 {
-			continue // no int8 kernel here, or HECTOR_KERNELS turned it off
-		}
-		t.Run(map[bool]string{false: "float32", true: "int8"}[int8], func(t *testing.T) {
-			was := mat.Int8
-			mat.Int8 = int8
-			m, err := load()
-			mat.Int8 = was
+	embedtest.OnEveryKernel(t, load, func(t *testing.T, m *bert.Model, minimum float64) {
+		e := &Embedder{m}
+		embedtest.VectorsMatch(t, e, ref.Reference, minimum)
+		for i, r := range ref.Texts {
+			got, err := e.EmbedQueries(t.Context(), []string{r.Text})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, minimum := &Embedder{m}, map[bool]float64{false: 0.999, true: 0.99}[int8]
-			embedtest.VectorsMatch(t, e, ref.Reference, minimum)
-			for i, r := range ref.Texts {
-				got, err := e.EmbedQueries(t.Context(), []string{r.Text})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if c := embedtest.Cosine(got[0], ref.queries[i]); !(c >= minimum) {
-					t.Errorf("%.60q as a query: cosine %.6f to the original's vector, want ≥ %g", r.Text, c, minimum)
-				}
+			if c := embedtest.Cosine(got[0], ref.queries[i]); !(c >= minimum) {
+				t.Errorf("%.60q as a query: cosine %.6f to the original's vector, want ≥ %g", r.Text, c, minimum)
 			}
-		})
-	}
+		}
+	})
 }
 
 // A query and a passage of the same words are embedded differently, as

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
 // Pair is a text, a text that means alike and one that does not.
@@ -121,6 +122,29 @@ func ReadReference(t *testing.T, fingerprint, script string) Reference {
 		t.Fatalf("the reference was made for %s; this is %s: run %s", ref.Fingerprint, fingerprint, script)
 	}
 	return ref
+}
+
+// OnEveryKernel runs check on a model loaded (by load) for float32
+// products and, where this machine has the int8 kernel (and
+// HECTOR_KERNELS leaves it on), again for int8 products, with the cosine
+// its vectors must reach on each: 0.999 and 0.99. scripts/test runs the
+// suite again with HECTOR_KERNELS=portable, for the portable path.
+func OnEveryKernel[M any](t *testing.T, load func() (M, error), check func(t *testing.T, m M, minimum float64)) {
+	for _, int8 := range []bool{false, true} {
+		if int8 && !mat.Int8 {
+			continue
+		}
+		t.Run(map[bool]string{false: "float32", true: "int8"}[int8], func(t *testing.T) {
+			was := mat.Int8
+			mat.Int8 = int8
+			m, err := load()
+			mat.Int8 = was
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, m, map[bool]float64{false: 0.999, true: 0.99}[int8])
+		})
+	}
 }
 
 // VectorsMatch checks each reference text's vector from e against the

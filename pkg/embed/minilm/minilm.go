@@ -15,8 +15,6 @@ package minilm
 import (
 	"context"
 	_ "embed"
-	"fmt"
-	"sync"
 
 	"github.com/hectormem/hector/pkg/embed/internal/bert"
 )
@@ -42,17 +40,9 @@ var modelFile []byte
 // concurrent use.
 type Embedder struct{ m *bert.Model }
 
-var builtin = sync.OnceValues(load)
-
-// load reads the built-in model and lays its weights out for this
-// machine's products (int8 where mat.Int8).
-func load() (*bert.Model, error) {
-	m, err := bert.Load(modelFile, shape, MaxTokens)
-	if err != nil {
-		return nil, fmt.Errorf("minilm: %w (scripts/models/convert-minilm makes the model file)", err)
-	}
-	return m, nil
-}
+// load reads the built-in model (tests read it again with other kernels);
+// builtin does once per process.
+var load, builtin = bert.Builtin("minilm", "scripts/models/convert-minilm", modelFile, shape, MaxTokens)
 
 // New returns the embedder, reading the built-in model once per process.
 func New() (*Embedder, error) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed/embedtest"
-	"github.com/hectormem/hector/pkg/embed/internal/mat"
+	"github.com/hectormem/hector/pkg/embed/internal/bert"
 )
 
 func readReference(t *testing.T) embedtest.Reference {
@@ -40,21 +40,9 @@ func TestPiecesMatchTheOriginal(t *testing.T) {
 // multiply in int8 (processors with AVX-512 VNNI).
 func TestVectorsMatchTheOriginal(t *testing.T) {
 	ref := readReference(t)
-	for _, int8 := range []bool{false, true} {
-		if int8 && !mat.Int8 {
-			continue // no int8 kernel here, or HECTOR_KERNELS turned it off
-		}
-		t.Run(map[bool]string{false: "float32", true: "int8"}[int8], func(t *testing.T) {
-			was := mat.Int8
-			mat.Int8 = int8
-			m, err := load()
-			mat.Int8 = was
-			if err != nil {
-				t.Fatal(err)
-			}
-			embedtest.VectorsMatch(t, &Embedder{m}, ref, map[bool]float64{false: 0.999, true: 0.99}[int8])
-		})
-	}
+	embedtest.OnEveryKernel(t, load, func(t *testing.T, m *bert.Model, minimum float64) {
+		embedtest.VectorsMatch(t, &Embedder{m}, ref, minimum)
+	})
 }
 
 // Texts embedded together come out as they do alone.

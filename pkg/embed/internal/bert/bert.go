@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -43,6 +44,21 @@ func Load(weights []byte, shape Shape, maxTokens int) (*Model, error) {
 		return nil, fmt.Errorf("%d pieces is past the model's %d positions", maxTokens, maxPositions)
 	}
 	return &Model{tok: newTokenizer(strings.Split(strings.TrimRight(vocab, "\n"), "\n")), net: net, maxTokens: maxTokens}, nil
+}
+
+// Builtin is a model shipped in the binary: load reads it and lays its
+// weights out for this machine's products (int8 where mat.Int8), and once
+// does the same once per process. name and script say, in an error, which
+// model it is and what makes its file.
+func Builtin(name, script string, weights []byte, shape Shape, maxTokens int) (load, once func() (*Model, error)) {
+	load = func() (*Model, error) {
+		m, err := Load(weights, shape, maxTokens)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (%s makes the model file)", name, err, script)
+		}
+		return m, nil
+	}
+	return load, sync.OnceValues(load)
 }
 
 // Pieces are the vocabulary IDs the model reads of text.
