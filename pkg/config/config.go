@@ -265,8 +265,9 @@ type Sessions struct {
 type Index struct {
 	// Type: keyword, vector or hybrid.
 	Type index.Kind `yaml:"type"`
-	// Embedder names the embedders entry (or a built-in model) of a vector
-	// or hybrid index.
+	// Embedder names the embedders entry (or a built-in model: e5-small,
+	// the one that finds the most; minilm; use-lite; glove) of a vector or
+	// hybrid index.
 	Embedder string `yaml:"embedder"`
 	// Store holds the index: in process (memory, the default; chromem for
 	// a vector or hybrid index's vectors in chromem-go collections, exact

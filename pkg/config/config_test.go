@@ -176,7 +176,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"llms:\n  m: {base_url: http://x, model: m}\nagents:\n  a:\n    llm: m\n    mcp_servers: [{name: t, command: [x], cache: {ttl: 0s}}, {name: t, url: http://u, command: [y]}]\n",
 			[]string{"agents.a.mcp_servers.0.cache.ttl", "must expire", "agents.a.mcp_servers.1.name", "used twice", "agents.a.mcp_servers.1", "not both"}},
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
-		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of glove, minilm, use-lite`}},
+		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of e5-small, glove, minilm, use-lite`}},
 		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "512 dimensions"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},
