@@ -462,16 +462,15 @@ func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.
 		defer s.Extractor.Hold(app, user)()
 	}
 	record := func(r *erase.Receipt) error { return s.Receipts.Put(context.WithoutCancel(ctx), r) }
-	r, err := erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from, Settle: erase.Settle})
-	if err != nil {
-		return nil, err
-	}
-	for name, db := range s.dbs { // what was deleted, out of the database's files too
-		if err := sqldb.Scrub(ctx, db); err != nil {
-			return nil, fmt.Errorf("erased, but database %s still holds copies in its files: %w", name, err)
+	scrub := func(ctx context.Context) error {
+		for name, db := range s.dbs { // what was deleted, out of the database's files too
+			if err := sqldb.Scrub(ctx, db); err != nil {
+				return fmt.Errorf("erased, but database %s still holds copies in its files: %w", name, err)
+			}
 		}
+		return nil
 	}
-	return r, nil
+	return erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from, Settle: erase.Settle, Finish: scrub})
 }
 
 // userData are the stores that hold a user's data.

@@ -62,6 +62,10 @@ type Options struct {
 	// before removing anything: replicas that watch the receipts (Runner)
 	// hold the user's writes by then.
 	Settle time.Duration
+	// Finish, when set, runs once nothing is left, before the receipt is
+	// recorded done (scrubbing the databases' files of what was deleted):
+	// a receipt says done only when the erasure is.
+	Finish func(ctx context.Context) error
 }
 
 // User erases one user from svcs. Erasing again finds nothing and removes
@@ -108,6 +112,11 @@ func User(ctx context.Context, svcs userdata.Services, appName, userID, by strin
 		}
 		if e.r.Verified || round == maxRounds {
 			break
+		}
+	}
+	if opts.Finish != nil {
+		if err := opts.Finish(ctx); err != nil {
+			return nil, err
 		}
 	}
 	e.r.State, e.r.Finished = StateDone, time.Now().UTC()
