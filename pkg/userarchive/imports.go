@@ -1,7 +1,6 @@
 package userarchive
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -264,7 +263,11 @@ func (u *Undoer) Pending() error {
 	defer u.mu.Unlock()
 	var errs []error
 	for key, err := range u.undoing {
-		errs = append(errs, fmt.Errorf("user %q of app %q holds part of an import a stop cut short, being undone: %v", key[1], key[0], cmp.Or[any](err, "under way")))
+		why := "under way"
+		if err != nil {
+			why = "failed so far: " + err.Error()
+		}
+		errs = append(errs, fmt.Errorf("user %q of app %q holds part of an import a stop cut short, being undone: %s", key[1], key[0], why))
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
