@@ -391,8 +391,8 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("server exit after SIGTERM: %v", err)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "index", "keyword.snapshot")); err != nil || fi.Size() == 0 {
-		t.Errorf("no index snapshot saved at shutdown: %v", err)
+	if fi, err := os.Stat(filepath.Join(dir, "index", "keyword.db")); err != nil || fi.Size() == 0 {
+		t.Errorf("no index file kept: %v", err)
 	}
 	p = start(t, []string{"HECTOR_DATA_DIR=" + dir})
 	if a := p.call(t, "GET", u+"/s/artifacts/slow.bin", nil, 200); len(a["raw"].(string)) != 16<<20+4*64<<10 {

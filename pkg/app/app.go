@@ -323,11 +323,18 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 		opts = append(opts, index.WithSessions(s.Sessions))
 	}
 	if *srv.Index.Persist {
-		path := cfg.IndexSnapshot()
+		path := cfg.IndexFile()
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("server.data_dir: %w", err)
 		}
-		opts = append(opts, index.WithSnapshot(path))
+		if err := removeFormerIndex(cfg.IndexFormerFile(), logger); err != nil {
+			return nil, err
+		}
+		if srv.Index.Store == "chromem" {
+			opts = append(opts, index.WithSnapshot(path))
+		} else {
+			opts = append(opts, index.WithFile(path))
+		}
 	}
 	var idx *index.Index
 	var err error
@@ -343,6 +350,27 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 		return nil, err
 	}
 	return idx, idx.Start(ctx)
+}
+
+// removeFormerIndex removes the index a Hector configured otherwise (or an
+// older Hector, whose index was a snapshot) kept at path: nothing keeps it
+// up to date any more, not even an erasure, and the index is rebuilt from
+// the sessions without it.
+func removeFormerIndex(path string, logger *slog.Logger) error {
+	removed := false
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		err := os.Remove(path + suffix)
+		switch {
+		case err == nil:
+			removed = true
+		case !os.IsNotExist(err):
+			return fmt.Errorf("index: removing the former index %s: %w", path+suffix, err)
+		}
+	}
+	if removed {
+		logger.Info("index: removed the index kept in another form; the index is built from the sessions", "path", path)
+	}
+	return nil
 }
 
 // openExternal opens an index held in an external engine. Its place in the

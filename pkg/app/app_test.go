@@ -21,7 +21,7 @@ import (
 	"github.com/hectormem/hector/pkg/sqldb/sqldbtest"
 )
 
-// An index in Qdrant is an external one: no snapshot, its place in the
+// An index in Qdrant is an external one: no index file, its place in the
 // change feed in the sessions' database, appends found by a search.
 func TestOpenQdrantIndex(t *testing.T) {
 	fake := fakeqdrant.Start(t)
@@ -37,7 +37,7 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(c.LocalState(), "the index snapshot") {
+	if slices.Contains(c.LocalState(), "the index file") {
 		t.Errorf("an index in Qdrant keeps a snapshot: %v", c.LocalState())
 	}
 	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid (embedder builtin: use-lite, vectors in the background), in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {

@@ -10,7 +10,7 @@ import (
 )
 
 // minFreeBytes is the free space below which a disk Hector writes to is
-// reported full: SQLite, artifacts and the index snapshot would soon fail.
+// reported full: SQLite, artifacts and the index file would soon fail.
 var minFreeBytes uint64 = 1 << 20
 
 // diskFull returns an error when the disk holding path has less than

@@ -230,7 +230,7 @@ func TestShippedConfigsAreValid(t *testing.T) {
 func TestDataDirOverride(t *testing.T) {
 	t.Setenv("HECTOR_DATA_DIR", "/from/env")
 	c := Zero(Overrides{DataDir: "/flag"})
-	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexSnapshot() != "/flag/index/keyword.snapshot" {
+	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexFile() != "/flag/index/keyword.db" {
 		t.Errorf("zero config with --data-dir: %+v %+v", c.Server, c.Databases)
 	}
 	c, err := Parse("t.yaml", []byte(`
@@ -276,7 +276,7 @@ databases:
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{"data directory: /srv/hector", "sessions: postgres hector@db.internal:5433/memory", "artifacts: postgres hector@db.internal:5433/memory",
-		"facts key: /srv/hector/facts.key", "index: keyword, snapshot /srv/hector/index/keyword.snapshot"} {
+		"facts key: /srv/hector/facts.key", "index: keyword, kept in /srv/hector/index/keyword.db"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("locations lack %q:\n%s", want, got)
 		}

@@ -66,7 +66,7 @@ func (c *Config) Locations() []Location {
 	case s.Index.External():
 		idx += ", " + indexStores[s.Index.Store].describe(s.Index)
 	case *s.Index.Persist:
-		idx += ", snapshot " + abs(c.IndexSnapshot())
+		idx += ", kept in " + abs(c.IndexFile())
 	default:
 		idx += ", in memory (rebuilt from the sessions at start)"
 	}
@@ -92,14 +92,34 @@ func (c *Config) LocalState() []string {
 		out = append(out, "the artifacts directory")
 	}
 	if *s.Index.Persist && !s.Index.External() {
-		out = append(out, "the index snapshot")
+		out = append(out, "the index file")
 	}
 	return out
 }
 
-// IndexSnapshot is the file the in-process index is saved to.
-func (c *Config) IndexSnapshot() string {
-	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+".snapshot")
+// IndexFile is where the in-process index is kept: an SQLite file read
+// through the page cache, or, for chromem-go's collections, which live in
+// memory, a snapshot of them.
+func (c *Config) IndexFile() string {
+	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+indexSuffix(c.Server.Index.Store))
+}
+
+// IndexFormerFile is where an index in process of the other form
+// (snapshot or file) would be: a copy of users' words that nothing keeps up
+// to date once the configuration changes, so it is removed at start.
+func (c *Config) IndexFormerFile() string {
+	other := "chromem"
+	if c.Server.Index.Store == "chromem" {
+		other = "memory"
+	}
+	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+indexSuffix(other))
+}
+
+func indexSuffix(store string) string {
+	if store == "chromem" {
+		return ".snapshot"
+	}
+	return ".db"
 }
 
 // describeDatabase names a database without its password.

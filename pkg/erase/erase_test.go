@@ -438,7 +438,7 @@ func testNothingLeft(t *testing.T, d database) {
 
 // Read byte by byte, not through any service: after erasing alice, no
 // file under the data directory (the SQLite database and its WAL, the
-// artifacts directory, the index snapshot) holds her words or her
+// artifacts directory, the index file) holds her words or her
 // sessions' IDs; deleted rows are overwritten, not left in free pages.
 func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -447,7 +447,7 @@ func TestNothingOfTheUserIsLeftInTheFiles(t *testing.T) {
 	svcs := openYAML(t, yaml)
 	fill(t, svcs, "alice")
 	fill(t, svcs, "bob")
-	if err := svcs.Close(); err != nil { // a snapshot on disk, as a previous run left it
+	if err := svcs.Close(); err != nil { // the index on disk, as a previous run left it
 		t.Fatal(err)
 	}
 	svcs = openYAML(t, yaml)

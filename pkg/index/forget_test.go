@@ -140,3 +140,65 @@ func ownerPart(t *testing.T, path, user string) ownerSnapshot {
 	t.Fatalf("the snapshot has no part for %s", user)
 	return ownerSnapshot{}
 }
+
+// The same for an index kept in a file: deleted rows are overwritten, and
+// the journal is folded into the file at once, so neither holds a trace.
+func TestForgetLeavesNothingInTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hybrid.db")
+	h, err := embed.NewHash(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := NewHybrid(h, WithFile(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	for _, user := range []string{"erin", "frank"} {
+		resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
+			if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := func() []byte {
+		var all []byte
+		for _, suffix := range []string{"", "-wal"} {
+			raw, err := os.ReadFile(path + suffix)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			all = append(all, raw...)
+		}
+		return all
+	}
+	if !bytes.Contains(files(), []byte("erin-canary")) {
+		t.Fatal("the file does not hold erin's words before: the scan sees nothing")
+	}
+	frankBefore, err := idx.Search(t.Context(), &SearchRequest{Query: "river canary", AppName: "app", UserID: "frank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := idx.Forget(t.Context(), "app", "erin"); err != nil || n != 3 {
+		t.Fatalf("Forget = %d, %v; want erin's 3 documents", n, err)
+	}
+	if raw := files(); bytes.Contains(raw, []byte("erin")) {
+		t.Error("the file or its journal holds erin's name or words after forgetting her")
+	}
+	frank, err := idx.Search(t.Context(), &SearchRequest{Query: "river canary", AppName: "app", UserID: "frank"})
+	if err != nil || !reflect.DeepEqual(frank, frankBefore) || len(frank.Results) != 3 {
+		t.Errorf("frank's search after forgetting erin: %+v, %v; want as before, 3 results", frank, err)
+	}
+}

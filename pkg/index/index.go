@@ -57,7 +57,7 @@ type Live interface {
 type Index struct {
 	kind     Kind
 	store    Store
-	local    *memoryStore // the store, when it is in process
+	local    inProcessStore // the store, when it is in process
 	embedder embed.Embedder
 	// similarityFloor: a vector-only neighbour less similar than this is
 	// not returned by a hybrid search (see fuse).
@@ -113,13 +113,13 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		e = tracedEmbedder{e}
 	}
 	x := &Index{kind: kind, store: store, embedder: e, similarityFloor: floor, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
-	x.local, _ = store.(*memoryStore)
+	x.local, _ = store.(inProcessStore)
 	x.leads.Store(x.local != nil) // the process always leads its own store
 	if o.background && kind == KindHybrid && o.sessions != nil {
 		at := o.vectorsAt
 		switch {
 		case x.local != nil:
-			at = memoryCursor{x.local, true}
+			at = x.local.position(true)
 		case at == nil:
 			at = NewInMemoryPosition()
 		}

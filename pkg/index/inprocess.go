@@ -35,11 +35,27 @@ func NewHybrid(e embed.Embedder, opts ...Option) (*Index, error) {
 
 func newInProcess(kind Kind, e embed.Embedder, opts []Option) (*Index, error) {
 	o := newOptions(opts)
-	m := &memoryStore{vectors: vectorStoreOf(o), shards: map[Owner]*memoryShard{}, logger: o.log}
-	if o.snapshotPath != "" {
-		m.file = &snapshotFile{path: o.snapshotPath}
+	if o.onDisk {
+		if o.chromem {
+			return nil, fmt.Errorf("%w: chromem-go keeps its collections in memory, not in a file: persist them with WithSnapshot", ErrInvalidArgument)
+		}
+		s := newDiskStore(o.file, o.log)
+		return New(kind, s, e, s.position(false), opts...)
 	}
-	return New(kind, m, e, memoryCursor{m: m}, opts...)
+	m := &memoryStore{vectors: vectorStoreOf(o), shards: map[Owner]*memoryShard{}, logger: o.log}
+	if o.file != "" {
+		m.file = &snapshotFile{path: o.file}
+	}
+	return New(kind, m, e, m.position(false), opts...)
+}
+
+// inProcessStore is a Store in this process, which always leads its feed:
+// it keeps its cursors (the feed's, and background vectors') with its
+// documents.
+type inProcessStore interface {
+	Store
+	IsPersisted() bool
+	position(vectors bool) Position
 }
 
 func vectorStoreOf(o options) vectorStore {
@@ -84,6 +100,8 @@ func (m *memoryStore) Name() string {
 }
 
 func (m *memoryStore) IsPersisted() bool { return m.file != nil }
+
+func (m *memoryStore) position(vectors bool) Position { return memoryCursor{m, vectors} }
 
 // fingerprintOf is the schema's fingerprint with the vector store's name:
 // flat and chromem-go snapshots cannot be read by one another.

@@ -10,26 +10,40 @@ import (
 type Option func(*options)
 
 type options struct {
-	include      Include
-	snapshotPath string
-	sessions     session.Service
-	logger       *slog.Logger
-	progress     func(Progress)
-	stem         bool
-	chromem      bool
-	background   bool
-	vectorLag    int64
-	vectorsAt    Position
+	include    Include
+	file       string // where an index in process is kept; "" for nowhere
+	onDisk     bool   // in the file (WithFile), not a snapshot of memory (WithSnapshot)
+	sessions   session.Service
+	logger     *slog.Logger
+	progress   func(Progress)
+	stem       bool
+	chromem    bool
+	background bool
+	vectorLag  int64
+	vectorsAt  Position
 }
 
 // WithInclude chooses which events are indexed (default: the text of every message, not tool results nor summaries).
 func WithInclude(x Include) Option { return func(o *options) { o.include = x } }
 
-// WithSnapshot persists an index in process to a snapshot file at path,
-// with how far along the change feed it is: loaded by Start, written by
-// Close and by every full Rebuild. A missing or damaged snapshot is logged
-// and the index starts empty, to be filled from the change feed.
-func WithSnapshot(path string) Option { return func(o *options) { o.snapshotPath = path } }
+// WithFile keeps an index in process on disk, in an SQLite file at path
+// (made when missing): its documents, terms and vectors, partitioned by
+// (app, user) and read through the page cache, with how far along the
+// change feed it is. The heap holds none of them, so the index grows with
+// the disk, and Start opens the file rather than reading it. A damaged file
+// is set aside (path + ".damaged"), logged, and the index starts empty, to
+// be filled from the change feed. It cannot be combined with WithChromem,
+// whose collections live in memory. The last of WithFile and WithSnapshot
+// given applies.
+func WithFile(path string) Option { return func(o *options) { o.file, o.onDisk = path, true } }
+
+// WithSnapshot persists an index held in memory to a snapshot file at
+// path, with how far along the change feed it is: loaded by Start, written
+// by Close and by every full Rebuild. A missing or damaged snapshot is
+// logged and the index starts empty, to be filled from the change feed.
+// The whole index is on the heap and read at start; WithFile keeps it on
+// disk instead.
+func WithSnapshot(path string) Option { return func(o *options) { o.file, o.onDisk = path, false } }
 
 // WithSessions names the session service whose change feed the index
 // follows. Start (in process) and CatchUp apply the feed; Index, in the

@@ -136,15 +136,24 @@ func saveHelloThere(t *testing.T, idx *index.Index, sessions session.Service) {
 }
 
 func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
+	for name, kept := range persisted {
+		t.Run(name, func(t *testing.T) { testRefusesAnotherEmbeddersFile(t, kept) })
+	}
+}
+
+// persisted are the ways an index in process is kept across a restart.
+var persisted = map[string]func(path string) index.Option{"snapshot": index.WithSnapshot, "file": index.WithFile}
+
+func testRefusesAnotherEmbeddersFile(t *testing.T, kept func(string) index.Option) {
 	sessions := session.NewInMemoryService()
-	path := t.TempDir() + "/vector.snapshot"
-	old, err := index.NewVector(hashEmbedder(t, 128), index.WithSnapshot(path), quietLogs)
+	path := t.TempDir() + "/vector"
+	old, err := index.NewVector(hashEmbedder(t, 128), kept(path), quietLogs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saveHelloThere(t, old, sessions)
 
-	changed, err := index.NewVector(hashEmbedder(t, 256), index.WithSnapshot(path), quietLogs)
+	changed, err := index.NewVector(hashEmbedder(t, 256), kept(path), quietLogs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +173,15 @@ func TestVectorIndexRefusesAnotherEmbeddersSnapshot(t *testing.T) {
 // An index in process that follows the sessions builds itself again at
 // start when its snapshot was made another way: the snapshot is only a copy.
 func TestSnapshotMadeAnotherWayIsBuiltAgainFromTheSessions(t *testing.T) {
+	for name, kept := range persisted {
+		t.Run(name, func(t *testing.T) { testMadeAnotherWayIsBuiltAgain(t, kept) })
+	}
+}
+
+func testMadeAnotherWayIsBuiltAgain(t *testing.T, kept func(string) index.Option) {
 	sessions := session.NewInMemoryService()
-	path := t.TempDir() + "/hybrid.snapshot"
-	old, err := index.NewHybrid(hashEmbedder(t, 128), index.WithSnapshot(path), index.WithSessions(sessions), quietLogs)
+	path := t.TempDir() + "/hybrid"
+	old, err := index.NewHybrid(hashEmbedder(t, 128), kept(path), index.WithSessions(sessions), quietLogs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +191,7 @@ func TestSnapshotMadeAnotherWayIsBuiltAgainFromTheSessions(t *testing.T) {
 	saveHelloThere(t, old, sessions)
 
 	for i, background := range []bool{false, true} {
-		opts := []index.Option{index.WithSnapshot(path), index.WithSessions(sessions), quietLogs}
+		opts := []index.Option{kept(path), index.WithSessions(sessions), quietLogs}
 		if background {
 			opts = append(opts, index.WithBackgroundVectors(0))
 		}

@@ -177,11 +177,20 @@ func TestAnAppendWaitsWhenVectorsLagPastTheLimit(t *testing.T) {
 // Vectors the lane had not written when the process stopped are written
 // after it starts again: the snapshot keeps how far they got.
 func TestBackgroundVectorsResumeAfterARestart(t *testing.T) {
+	for name, kept := range persisted {
+		t.Run(name, func(t *testing.T) { testBackgroundVectorsResume(t, kept) })
+	}
+}
+
+// persisted are the ways an index in process is kept across a restart.
+var persisted = map[string]func(path string) Option{"snapshot": WithSnapshot, "file": WithFile}
+
+func testBackgroundVectorsResume(t *testing.T, kept func(string) Option) {
 	ctx := t.Context()
 	sessions := session.NewInMemoryService()
-	path := filepath.Join(t.TempDir(), "index.snapshot")
+	path := filepath.Join(t.TempDir(), "index")
 	gate := newGatedEmbedder(t, "zeppelin")
-	idx := openBackground(t, sessions, gate, 100, WithSnapshot(path))
+	idx := openBackground(t, sessions, gate, 100, kept(path))
 	s := newSession(t, sessions, "s")
 	appendTurn(t, ctx, sessions, s, "a zeppelin over the bay")
 	if err := idx.Index(ctx, s); err != nil {
@@ -193,7 +202,7 @@ func TestBackgroundVectorsResumeAfterARestart(t *testing.T) {
 
 	open := newGatedEmbedder(t, "zeppelin")
 	open.release()
-	idx = openBackground(t, sessions, open, 100, WithSnapshot(path))
+	idx = openBackground(t, sessions, open, 100, kept(path))
 	defer idx.Close()
 	if err := idx.AwaitVectors(ctx); err != nil {
 		t.Fatal(err)

@@ -25,8 +25,57 @@ import (
 type Factory func(t *testing.T, opts ...index.Option) index.Live
 
 // Run runs the whole suite. Every index it makes is started first, as
-// its users must.
-func Run(t *testing.T, newIndex Factory) {
+// its users must. An index in process is persisted by a snapshot.
+func Run(t *testing.T, newIndex Factory) { run(t, newIndex, snapshotted) }
+
+// RunOnDisk runs the whole suite on indexes in process kept on disk: each
+// made with index.WithFile, and persisted by it.
+func RunOnDisk(t *testing.T, newIndex Factory) {
+	run(t, func(t *testing.T, opts ...index.Option) index.Live {
+		return newIndex(t, append([]index.Option{index.WithFile(filepath.Join(t.TempDir(), "index.db"))}, opts...)...)
+	}, onDisk)
+}
+
+// persistence is how an index in process is kept: the option naming its
+// file, and how to damage that file as a crash or a bad disk might.
+type persistence struct {
+	file   string
+	option func(path string) index.Option
+	damage func(t *testing.T, path string)
+}
+
+var snapshotted = persistence{
+	file:   "index.snapshot",
+	option: index.WithSnapshot,
+	damage: func(t *testing.T, path string) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[len(raw)/2] ^= 0xff
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+// onDisk damages an SQLite file where SQLite reads first: its header.
+var onDisk = persistence{
+	file:   "index.db",
+	option: index.WithFile,
+	damage: func(t *testing.T, path string) {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt([]byte("not an index at all, damaged"), 0); err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+func run(t *testing.T, newIndex Factory, kept persistence) {
 	newIndex = started(newIndex)
 	for _, tc := range []struct {
 		name string
@@ -45,7 +94,7 @@ func Run(t *testing.T, newIndex Factory) {
 		{"RebuildEquivalence", testRebuildEquivalence},
 		{"RebuildCancelled", testRebuildCancelled},
 		{"CatchUp", testCatchUp},
-		{"Persistence", testPersistence},
+		{"Persistence", func(t *testing.T, newIndex Factory) { testPersistence(t, newIndex, kept) }},
 		{"TextStoresCannotHold", testTextStoresCannotHold},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newIndex) })
@@ -544,11 +593,11 @@ func testCatchUp(t *testing.T, newIndex Factory) {
 	}
 }
 
-func testPersistence(t *testing.T, newIndex Factory) {
+func testPersistence(t *testing.T, newIndex Factory, kept persistence) {
 	sessions := session.NewInMemoryService()
-	path := filepath.Join(t.TempDir(), "index.snapshot")
+	path := filepath.Join(t.TempDir(), kept.file)
 	quiet := index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	idx := newIndex(t, index.WithSnapshot(path), quiet)
+	idx := newIndex(t, kept.option(path), quiet)
 	if ip, ok := idx.(interface{ InProcess() bool }); !ok || !ip.InProcess() {
 		t.Skip("n/a: the index lives in an external store, not in a snapshot")
 	}
@@ -564,7 +613,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 		t.Fatal(err)
 	}
 
-	reopened := newIndex(t, index.WithSnapshot(path), quiet)
+	reopened := newIndex(t, kept.option(path), quiet)
 	sameAnswers(t, "reopened from the snapshot", answers(t, reopened), want)
 
 	// What happened while it was closed is caught up when it opens with the sessions.
@@ -574,7 +623,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 	if err := reopened.Close(); err != nil {
 		t.Fatal(err)
 	}
-	caughtUp := newIndex(t, index.WithSnapshot(path), index.WithSessions(sessions), quiet)
+	caughtUp := newIndex(t, kept.option(path), index.WithSessions(sessions), quiet)
 	for _, r := range search(t, caughtUp, "app", "bob", "Lisbon flight", 10) {
 		if r.SessionID == "app-bob-s1" {
 			t.Errorf("reopened with the sessions, the index still has the session deleted while it was closed: %q", r.Content)
@@ -583,16 +632,12 @@ func testPersistence(t *testing.T, newIndex Factory) {
 	want = answers(t, caughtUp)
 
 	// Damage the snapshot: the index starts empty, says so, and CatchUp restores it.
-	raw, err := os.ReadFile(path)
-	if err != nil {
+	if err := caughtUp.Close(); err != nil {
 		t.Fatal(err)
 	}
-	raw[len(raw)/2] ^= 0xff
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kept.damage(t, path)
 	var logs bytes.Buffer
-	damaged := newIndex(t, index.WithSnapshot(path), index.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	damaged := newIndex(t, kept.option(path), index.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if rs := search(t, damaged, "app", "alice", "dog", 5); len(rs) != 0 {
 		t.Errorf("a damaged snapshot was read: %q", contents(rs))
 	}
@@ -606,7 +651,7 @@ func testPersistence(t *testing.T, newIndex Factory) {
 
 	// Deleted entirely: the same.
 	os.Remove(path)
-	missing := newIndex(t, index.WithSnapshot(path), quiet)
+	missing := newIndex(t, kept.option(path), quiet)
 	if err := missing.CatchUp(t.Context(), sessions); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,258 @@
+package index
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+)
+
+// bm25 scores the owner's documents holding any of terms (each given
+// once) that f keeps, exactly as the in-memory shard does (bm25Shard.search):
+// the same statistics over all the owner's documents, the same sums in the
+// same order, the same ties broken by recency.
+func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f Filter) ([]SearchResult, error) {
+	var owner, live, total int64
+	err := d.read.QueryRowContext(ctx, `SELECT id, docs, length FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && (live == 0 || len(terms) == 0 || limit <= 0) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	n := float64(live)
+	avgLen := float64(total) / n
+	var filter *keptDocs // nil keeps every document
+	if !f.IsZero() {
+		filter = &keptDocs{d: d, ctx: ctx, owner: owner, f: f, known: map[int64]bool{}}
+	}
+	scores := map[int64]float64{}
+	type posting struct{ doc, tf, length int64 }
+	var ps []posting
+	for _, term := range terms {
+		rows, err := d.read.QueryContext(ctx, `SELECT doc, tf, length FROM postings WHERE owner = ? AND term = ?`, owner, termHash(term))
+		if err != nil {
+			return nil, err
+		}
+		ps = ps[:0]
+		for rows.Next() {
+			var p posting
+			if err := rows.Scan(&p.doc, &p.tf, &p.length); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ps = append(ps, p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		df := len(ps)
+		if df == 0 {
+			continue
+		}
+		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+		for _, p := range ps {
+			if filter != nil && !filter.keeps(p.doc) {
+				continue
+			}
+			tf := float64(p.tf)
+			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.length)/avgLen))
+		}
+	}
+	if filter != nil && filter.err != nil {
+		return nil, filter.err
+	}
+	return d.top(ctx, owner, scores, limit)
+}
+
+// keptDocs applies a filter to documents by number, reading each once.
+type keptDocs struct {
+	d     *diskDB
+	ctx   context.Context
+	owner int64
+	f     Filter
+	known map[int64]bool
+	err   error
+}
+
+func (k *keptDocs) keeps(doc int64) bool {
+	if keep, ok := k.known[doc]; ok || k.err != nil {
+		return keep
+	}
+	docs, err := k.d.load(k.ctx, k.owner, []int64{doc}, false)
+	if err != nil {
+		k.err = err
+		return false
+	}
+	keep := docs[doc] != nil && k.f.Keeps(docs[doc])
+	k.known[doc] = keep
+	return keep
+}
+
+// top returns the best-scoring documents, ties broken by recency then
+// event, as bm25Shard.top: every document scoring as well as the last one
+// kept is read, so the tie is broken among all of them.
+func (d *diskDB) top(ctx context.Context, owner int64, scores map[int64]float64, limit int) ([]SearchResult, error) {
+	ranked := make([]int64, 0, len(scores))
+	for doc := range scores {
+		ranked = append(ranked, doc)
+	}
+	slices.SortFunc(ranked, func(a, b int64) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+	cut := min(limit, len(ranked))
+	if cut == 0 {
+		return nil, nil
+	}
+	end := cut
+	for end < len(ranked) && scores[ranked[end]] == scores[ranked[cut-1]] {
+		end++
+	}
+	ranked = ranked[:end]
+	docs, err := d.load(ctx, owner, ranked, true)
+	if err != nil {
+		return nil, err
+	}
+	ranked = slices.DeleteFunc(ranked, func(doc int64) bool { return docs[doc] == nil })
+	slices.SortFunc(ranked, func(a, b int64) int {
+		if scores[a] != scores[b] {
+			return cmp.Compare(scores[b], scores[a])
+		}
+		da, db := docs[a], docs[b]
+		if !da.Timestamp.Equal(db.Timestamp) {
+			return db.Timestamp.Compare(da.Timestamp)
+		}
+		return strings.Compare(da.EventID, db.EventID)
+	})
+	ranked = ranked[:min(cut, len(ranked))]
+	out := make([]SearchResult, len(ranked))
+	for i, doc := range ranked {
+		out[i] = docs[doc].Result(scores[doc])
+	}
+	return out, nil
+}
+
+// load reads the owner's documents numbered docs (their text too, when
+// withText), by number.
+func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText bool) (map[int64]*Document, error) {
+	out := make(map[int64]*Document, len(docs))
+	text := `''`
+	if withText {
+		text = `text`
+	}
+	const chunk = 256
+	for start := 0; start < len(docs); start += chunk {
+		part := docs[start:min(start+chunk, len(docs))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, owner)
+		for _, doc := range part {
+			args = append(args, doc)
+		}
+		rows, err := d.read.QueryContext(ctx, `SELECT doc, session, event, seq, author, role, ts, `+text+
+			` FROM docs WHERE owner = ? AND doc IN (?`+strings.Repeat(`, ?`, len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var doc int64
+			var ts []byte
+			var dd Document
+			if err := rows.Scan(&doc, &dd.SessionID, &dd.EventID, &dd.Seq, &dd.Author, &dd.Role, &ts, &dd.Text); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if dd.Timestamp, err = timeOf(ts); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[doc] = &dd
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// nearest returns the owner's documents that f keeps nearest to vec by
+// cosine similarity, exactly as the flat store does: one pass over the
+// owner's vectors, which the file keeps together, a dot product each.
+func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter) ([]SearchResult, error) {
+	owner, found, err := ownerID(ctx, d.read, o)
+	if err != nil || !found || limit <= 0 {
+		return nil, err
+	}
+	q := make([]float32, len(vec))
+	unit(q, vec)
+	filtered := !f.IsZero()
+	query := `SELECT doc, vec FROM vectors WHERE owner = ?`
+	if filtered {
+		query = `SELECT v.doc, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.owner = v.owner AND d.doc = v.doc WHERE v.owner = ?`
+	}
+	rows, err := d.read.QueryContext(ctx, query, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	best := make(scoreHeap, 0, limit)
+	row := make([]float32, len(q))
+	for rows.Next() {
+		var doc int64
+		var raw sql.RawBytes
+		var meta Document
+		var ts []byte
+		dest := []any{&doc, &raw}
+		if filtered {
+			dest = append(dest, &meta.SessionID, &meta.Author, &meta.Role, &ts)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		if filtered {
+			if meta.Timestamp, err = timeOf(ts); err != nil {
+				return nil, err
+			}
+			if !f.Keeps(&meta) {
+				continue
+			}
+		}
+		if len(raw) != 4*len(q) {
+			return nil, errDims(len(q), len(raw)/4)
+		}
+		decodeVector(row, raw)
+		score := dot(q, row)
+		switch {
+		case len(best) < limit:
+			heap.Push(&best, scored{int(doc), score})
+		case score > best[0].score:
+			best[0] = scored{int(doc), score}
+			heap.Fix(&best, 0)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	order := make([]scored, len(best))
+	for n := len(best) - 1; n >= 0; n-- { // the heap gives the worst first
+		order[n] = heap.Pop(&best).(scored)
+	}
+	nums := make([]int64, len(order))
+	for i, s := range order {
+		nums[i] = int64(s.doc)
+	}
+	docs, err := d.load(ctx, owner, nums, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchResult, 0, len(order))
+	for _, s := range order {
+		if dd := docs[int64(s.doc)]; dd != nil {
+			out = append(out, dd.Result(float64(s.score)))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,299 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"math"
+	"time"
+)
+
+// A term is kept in the file as a 64-bit hash of it, not its text: a
+// posting is a few bytes, and no dictionary of every word grows on the
+// heap or needs a lookup per word written. Two of one owner's terms
+// sharing a hash (odds of about one in 10^11 for an owner with 20,000
+// distinct terms) would only merge their postings.
+func termHash(term string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(term))
+	return int64(h.Sum64())
+}
+
+// diskDoc is a document as the file keeps it, encoded outside the write lock.
+type diskDoc struct {
+	Document
+	ts     []byte
+	length int64
+	terms  []byte // each distinct term's hash, 8 bytes little-endian, in order of first use
+	tfs    []int64
+	vec    []byte // the unit vector, float32 little-endian; nil when it has none
+}
+
+func encodeDoc(sd StoredDoc, schema Schema) (diskDoc, error) {
+	ts, err := sd.Timestamp.MarshalBinary()
+	if err != nil {
+		return diskDoc{}, err
+	}
+	dd := diskDoc{Document: sd.Document, ts: ts, length: int64(len(sd.Terms))}
+	if schema.Terms {
+		at := make(map[string]int, len(sd.Terms))
+		dd.terms = make([]byte, 0, 8*len(sd.Terms))
+		for _, t := range sd.Terms {
+			if i, ok := at[t]; ok {
+				dd.tfs[i]++
+				continue
+			}
+			at[t] = len(dd.tfs)
+			dd.tfs = append(dd.tfs, 1)
+			dd.terms = binary.LittleEndian.AppendUint64(dd.terms, uint64(termHash(t)))
+		}
+	}
+	if sd.Vector != nil {
+		if len(sd.Vector) != schema.Dimensions {
+			return diskDoc{}, errDims(len(sd.Vector), schema.Dimensions)
+		}
+		u := make([]float32, len(sd.Vector))
+		unit(u, sd.Vector)
+		dd.vec = encodeVector(u)
+	}
+	return dd, nil
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodeVector reads b into v, which has its length.
+func decodeVector(v []float32, b []byte) {
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ownerID returns the owner's row ID.
+func ownerID(ctx context.Context, q querier, o Owner) (id int64, found bool, err error) {
+	err = q.QueryRowContext(ctx, `SELECT id FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
+
+// writeDocs stores docs, replacing the documents of the same events. A
+// document written again as it was (its vector, embedded in the background,
+// coming after its terms) keeps its postings.
+func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []StoredDoc) error {
+	encoded := make([]diskDoc, 0, len(docs))
+	for _, sd := range docs {
+		if !schema.Terms && sd.Vector == nil {
+			continue // a vector index has nothing of a document without a vector
+		}
+		dd, err := encodeDoc(sd, schema)
+		if err != nil {
+			return err
+		}
+		encoded = append(encoded, dd)
+	}
+	if len(encoded) == 0 {
+		return nil
+	}
+	return d.update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) ON CONFLICT DO NOTHING`, o.App, o.User); err != nil {
+			return err
+		}
+		var id, next int64
+		if err := tx.QueryRowContext(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&id, &next); err != nil {
+			return err
+		}
+		w := ownerWrite{ctx: ctx, tx: tx, owner: id, next: next}
+		for _, dd := range encoded {
+			if err := w.put(dd); err != nil {
+				return err
+			}
+		}
+		return w.finish()
+	})
+}
+
+// ownerWrite is one transaction's writes to one owner's rows, with the
+// change to their BM25 statistics.
+type ownerWrite struct {
+	ctx        context.Context
+	tx         *sql.Tx
+	owner      int64
+	next       int64 // the owner's next document number
+	docs, size int64 // added to the owner's document count and total length
+}
+
+func (w *ownerWrite) put(dd diskDoc) error {
+	var doc, seq, length int64
+	var author, role, text string
+	var ts, terms []byte
+	err := w.tx.QueryRowContext(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &seq, &author, &role, &ts, &length, &terms, &text)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		doc = w.next
+		w.next++
+		w.docs++
+		w.size += dd.length
+		if err := w.insert(doc, dd); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case seq == dd.Seq && author == dd.Author && role == dd.Role && bytes.Equal(ts, dd.ts) && length == dd.length &&
+		bytes.Equal(terms, dd.terms) && text == dd.Text:
+		// the same document: only its vector may be new
+	default:
+		if err := w.dropPostings(doc, terms); err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM docs WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+			return err
+		}
+		w.size += dd.length - length
+		if err := w.insert(doc, dd); err != nil {
+			return err
+		}
+	}
+	if dd.vec != nil {
+		_, err := w.tx.ExecContext(w.ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
+			w.owner, doc, dd.vec)
+		return err
+	}
+	return nil
+}
+
+func (w *ownerWrite) insert(doc int64, dd diskDoc) error {
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.owner, doc, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
+	if err != nil {
+		return err
+	}
+	for i, tf := range dd.tfs {
+		term := int64(binary.LittleEndian.Uint64(dd.terms[8*i:]))
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO postings(owner, term, doc, tf, length) VALUES(?, ?, ?, ?, ?)`,
+			w.owner, term, doc, tf, dd.length); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *ownerWrite) dropPostings(doc int64, terms []byte) error {
+	for i := 0; i+8 <= len(terms); i += 8 {
+		term := int64(binary.LittleEndian.Uint64(terms[i:]))
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM postings WHERE owner = ? AND term = ? AND doc = ?`, w.owner, term, doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove deletes a document and everything of it.
+func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
+	if err := w.dropPostings(doc, terms); err != nil {
+		return err
+	}
+	for _, table := range []string{"vectors", "docs"} {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM `+table+` WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+			return err
+		}
+	}
+	w.docs--
+	w.size -= length
+	return nil
+}
+
+func (w *ownerWrite) finish() error {
+	_, err := w.tx.ExecContext(w.ctx, `UPDATE owners SET docs = docs + ?, length = length + ?, next = ? WHERE id = ?`, w.docs, w.size, w.next, w.owner)
+	return err
+}
+
+// removeWhere deletes the owner's documents that drop names (by session
+// and event), looking only at one session's when session is set.
+func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, eventID string) bool, session string) error {
+	return d.update(ctx, func(tx *sql.Tx) error {
+		id, found, err := ownerID(ctx, tx, o)
+		if err != nil || !found {
+			return err
+		}
+		type doomed struct {
+			doc, length int64
+			terms       []byte
+		}
+		query, args := `SELECT doc, session, event, length, terms FROM docs WHERE owner = ?`, []any{id}
+		if session != "" {
+			query, args = query+` AND session = ?`, append(args, session)
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		var gone []doomed
+		for rows.Next() {
+			var dm doomed
+			var sid, eid string
+			if err := rows.Scan(&dm.doc, &sid, &eid, &dm.length, &dm.terms); err != nil {
+				rows.Close()
+				return err
+			}
+			if drop(sid, eid) {
+				gone = append(gone, dm)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(gone) == 0 {
+			return err
+		}
+		var next int64
+		if err := tx.QueryRowContext(ctx, `SELECT next FROM owners WHERE id = ?`, id).Scan(&next); err != nil {
+			return err
+		}
+		w := ownerWrite{ctx: ctx, tx: tx, owner: id, next: next}
+		for _, dm := range gone {
+			if err := w.remove(dm.doc, dm.length, dm.terms); err != nil {
+				return err
+			}
+		}
+		return w.finish()
+	})
+}
+
+func (d *diskDB) missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) ([]string, error) {
+	id, found, err := ownerID(ctx, d.read, o)
+	if err != nil || !found {
+		return eventIDs, err
+	}
+	var missing []string
+	for _, ev := range eventIDs {
+		var one int
+		err := d.read.QueryRowContext(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			missing = append(missing, ev)
+		case err != nil:
+			return nil, err
+		}
+	}
+	return missing, nil
+}
+
+// timeOf reads a timestamp the file keeps.
+func timeOf(b []byte) (time.Time, error) {
+	var t time.Time
+	err := t.UnmarshalBinary(b)
+	return t, err
+}
