@@ -25,6 +25,12 @@ func BenchmarkKeywordSearch(b *testing.B) {
 	indextest.BenchSearch(b, idx, indextest.FillUsers(b, 10, 10_000))
 }
 
+// BenchmarkKeywordSearchOnDisk: the same, the index kept in a file.
+func BenchmarkKeywordSearchOnDisk(b *testing.B) {
+	idx, _ := index.NewKeyword(index.WithFile(b.TempDir() + "/index.db"))
+	indextest.BenchSearch(b, idx, indextest.FillUsers(b, 10, 10_000))
+}
+
 // BenchmarkVectorSearch: one user's 10,000 documents of 384 dimensions.
 func BenchmarkVectorSearch(b *testing.B) {
 	idx, _ := index.NewVector(hashEmbedder(b, 384))
@@ -54,7 +60,7 @@ func BenchmarkKeywordRebuild(b *testing.B) {
 // same without indexing: the difference is what indexing a turn costs. The
 // "following" cases index as a server does, following the sessions.
 func BenchmarkIndexOneTurn(b *testing.B) {
-	for _, kind := range []string{"append_only", "keyword", "vector", "keyword_following", "vector_following"} {
+	for _, kind := range []string{"append_only", "keyword", "vector", "keyword_following", "vector_following", "keyword_on_disk", "keyword_following_on_disk"} {
 		b.Run(kind, func(b *testing.B) {
 			sessions := session.NewInMemoryService()
 			var idx *index.Index
@@ -67,6 +73,10 @@ func BenchmarkIndexOneTurn(b *testing.B) {
 				idx, _ = index.NewKeyword(index.WithSessions(sessions))
 			case "vector_following":
 				idx, _ = index.NewVector(hashEmbedder(b, 384), index.WithSessions(sessions))
+			case "keyword_on_disk":
+				idx, _ = index.NewKeyword(index.WithFile(b.TempDir() + "/index.db"))
+			case "keyword_following_on_disk":
+				idx, _ = index.NewKeyword(index.WithFile(b.TempDir()+"/index.db"), index.WithSessions(sessions))
 			}
 			ctx := context.Background()
 			resp, _ := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u"})

@@ -36,10 +36,111 @@ type diskStore struct {
 	stale  bool    // made another way: searches say to rebuild until a rebuild commits
 }
 
-// diskDB is an open index file: a pool of readers, one writer.
+// diskDB is an open index file: a pool of readers, one writer, each with
+// its statements prepared once (the driver would prepare a query again on
+// every call, which cost as much as running it).
 type diskDB struct {
-	read, write *sql.DB
-	writeMu     sync.Mutex // a write transaction at a time, queued in Go rather than on SQLite's busy wait
+	read, write   *sql.DB
+	reads, writes statements
+	writeMu       sync.Mutex // a write transaction at a time, queued in Go rather than on SQLite's busy wait
+
+	// cursors are the file's cursors as committed, read once: the
+	// follower asks for its cursor on every append.
+	cursorMu sync.Mutex
+	cursors  map[string]int64
+}
+
+type statements struct {
+	db    *sql.DB
+	cache sync.Map // query → *sql.Stmt
+}
+
+func (s *statements) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.cache.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.cache.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (s *statements) close() {
+	s.cache.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
+}
+
+// scanner is a row to scan, or the error that kept it from being read.
+type scanner interface{ Scan(dest ...any) error }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// row and query read with the readers' statements.
+func (d *diskDB) row(ctx context.Context, query string, args ...any) scanner {
+	st, err := d.reads.get(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (d *diskDB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := d.reads.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// diskTx is a write transaction, with the writer's statements.
+type diskTx struct {
+	d         *diskDB
+	tx        *sql.Tx
+	committed *[]func() // run once it is committed, in order
+}
+
+// onCommit runs fn once the transaction is committed, if it is.
+func (t diskTx) onCommit(fn func()) { *t.committed = append(*t.committed, fn) }
+
+func (t diskTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := t.d.writes.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+func (t diskTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (t diskTx) row(ctx context.Context, query string, args ...any) scanner {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (t diskTx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // diskLayout numbers the file's tables: a file of another is built again.
@@ -49,7 +150,7 @@ const diskTables = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS owners(
 	id INTEGER PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL,
-	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
+	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0, fresh INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(app, user));
 CREATE TABLE IF NOT EXISTS docs(
 	owner INTEGER NOT NULL, doc INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
@@ -60,6 +161,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS docs_event ON docs(owner, session, event);
 CREATE TABLE IF NOT EXISTS postings(
 	owner INTEGER NOT NULL, term INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
 	PRIMARY KEY(owner, term, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fresh(
+	owner INTEGER NOT NULL, doc INTEGER NOT NULL, term INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
+	PRIMARY KEY(owner, doc, term)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
 	owner INTEGER NOT NULL, doc INTEGER NOT NULL, vec BLOB NOT NULL,
 	PRIMARY KEY(owner, doc)) WITHOUT ROWID;
@@ -95,6 +199,14 @@ func (s *diskStore) position(vectors bool) Position {
 // free pages. The page cache is bounded per connection; the system's own
 // cache does the rest.
 func openDiskDB(path string) (*diskDB, error) {
+	registerDiskDriver.Do(func() {
+		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			// Checkpoint the journal into the file every 64 MiB rather than
+			// every 4: a page written by many transactions is copied once.
+			_, err := c.Exec(`PRAGMA wal_autocheckpoint = 16384`, nil)
+			return err
+		}})
+	})
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL") // the index is derived: a power cut loses its last writes and the feed has them
@@ -102,12 +214,12 @@ func openDiskDB(path string) (*diskDB, error) {
 	q.Set("_secure_delete", "on")
 	q.Set("_cache_size", "-8192")
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-	read, err := sql.Open("sqlite3", dsn+q.Encode()+"&mode=rw")
+	read, err := sql.Open(diskDriver, dsn+q.Encode()+"&mode=rw")
 	if err != nil {
 		return nil, err
 	}
 	q.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite3", dsn+q.Encode()+"&mode=rwc")
+	write, err := sql.Open(diskDriver, dsn+q.Encode()+"&mode=rwc")
 	if err != nil {
 		read.Close()
 		return nil, err
@@ -115,9 +227,12 @@ func openDiskDB(path string) (*diskDB, error) {
 	read.SetMaxOpenConns(4)
 	read.SetMaxIdleConns(4)
 	read.SetConnMaxLifetime(0)
-	write.SetMaxOpenConns(1)
+	// Writes take turns (writeMu) on one connection; the other prepares
+	// statements while a transaction holds the first.
+	write.SetMaxOpenConns(2)
+	write.SetMaxIdleConns(2)
 	write.SetConnMaxLifetime(0)
-	d := &diskDB{read: read, write: write}
+	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}}
 	if _, err := write.Exec(diskTables); err != nil {
 		d.close()
 		return nil, err
@@ -125,21 +240,40 @@ func openDiskDB(path string) (*diskDB, error) {
 	return d, nil
 }
 
-func (d *diskDB) close() error { return errors.Join(d.read.Close(), d.write.Close()) }
+// diskDriver is SQLite with the index file's settings on every connection.
+const diskDriver = "sqlite3-hector-index"
 
-// update runs fn in a write transaction.
-func (d *diskDB) update(ctx context.Context, fn func(tx *sql.Tx) error) error {
+var registerDiskDriver sync.Once
+
+func (d *diskDB) close() error {
+	d.reads.close()
+	d.writes.close()
+	return errors.Join(d.read.Close(), d.write.Close())
+}
+
+// update runs fn in a write transaction: the group's, when ctx is in one.
+func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
+	if g := groupIn(ctx); g != nil && g.db == d {
+		return fn(g.tx)
+	}
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	tx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	var committed []func()
+	if err := fn(diskTx{d, tx, &committed}); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, fn := range committed {
+		fn()
+	}
+	return nil
 }
 
 // Open opens the file, the first time. A file that is not a readable
@@ -249,7 +383,7 @@ func (d *diskDB) readSchema(ctx context.Context) (Schema, error) {
 }
 
 func (d *diskDB) meta(ctx context.Context) (map[string]any, error) {
-	rows, err := d.read.QueryContext(ctx, `SELECT key, value FROM meta`)
+	rows, err := d.query(ctx, `SELECT key, value FROM meta`)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +409,7 @@ func (s *diskStore) setSchema(ctx context.Context, db *diskDB, schema Schema) er
 	if schema.Terms {
 		terms = 1
 	}
-	err := db.update(ctx, func(tx *sql.Tx) error {
+	err := db.update(ctx, func(tx diskTx) error {
 		return setMeta(ctx, tx, map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint,
 			metaTerms: terms, metaDims: schema.Dimensions})
 	})
@@ -286,9 +420,9 @@ func (s *diskStore) setSchema(ctx context.Context, db *diskDB, schema Schema) er
 	return nil
 }
 
-func setMeta(ctx context.Context, tx *sql.Tx, values map[string]any) error {
+func setMeta(ctx context.Context, tx diskTx, values map[string]any) error {
 	for k, v := range values {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
 			return err
 		}
 	}
@@ -296,11 +430,14 @@ func setMeta(ctx context.Context, tx *sql.Tx, values map[string]any) error {
 }
 
 func (s *diskStore) Ready(ctx context.Context) error {
-	return s.use(func(db *diskDB, _ Schema) error { return db.read.PingContext(ctx) })
+	return s.use(ctx, func(db *diskDB, _ Schema) error { return db.read.PingContext(ctx) })
 }
 
 // use runs fn with the open file, which no rebuild swaps meanwhile.
-func (s *diskStore) use(fn func(db *diskDB, schema Schema) error) error {
+func (s *diskStore) use(ctx context.Context, fn func(db *diskDB, schema Schema) error) error {
+	if g := groupIn(ctx); g != nil && g.s == s {
+		return fn(g.db, g.schema) // the group holds the lock
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
@@ -310,23 +447,23 @@ func (s *diskStore) use(fn func(db *diskDB, schema Schema) error) error {
 }
 
 func (s *diskStore) Write(ctx context.Context, o Owner, docs []StoredDoc) error {
-	return s.use(func(db *diskDB, schema Schema) error { return db.writeDocs(ctx, o, schema, docs) })
+	return s.use(ctx, func(db *diskDB, schema Schema) error { return db.writeDocs(ctx, o, schema, docs) })
 }
 
 func (s *diskStore) DeleteSession(ctx context.Context, o Owner, sessionID string) error {
-	return s.use(func(db *diskDB, _ Schema) error {
+	return s.use(ctx, func(db *diskDB, _ Schema) error {
 		return db.removeWhere(ctx, o, func(sid, _ string) bool { return sid == sessionID }, sessionID)
 	})
 }
 
 func (s *diskStore) Prune(ctx context.Context, o Owner, keep func(sessionID, eventID string) bool) error {
-	return s.use(func(db *diskDB, _ Schema) error {
+	return s.use(ctx, func(db *diskDB, _ Schema) error {
 		return db.removeWhere(ctx, o, func(sid, eid string) bool { return !keep(sid, eid) }, "")
 	})
 }
 
 func (s *diskStore) Missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) (missing []string, err error) {
-	err = s.use(func(db *diskDB, _ Schema) error {
+	err = s.use(ctx, func(db *diskDB, _ Schema) error {
 		missing, err = db.missing(ctx, o, sessionID, eventIDs)
 		return err
 	})
@@ -334,7 +471,7 @@ func (s *diskStore) Missing(ctx context.Context, o Owner, sessionID string, even
 }
 
 func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results []SearchResult, err error) {
-	err = s.use(func(db *diskDB, schema Schema) error {
+	err = s.use(ctx, func(db *diskDB, schema Schema) error {
 		switch {
 		case q.Vector != nil && schema.Dimensions > 0:
 			results, err = db.nearest(ctx, o, q.Vector, q.Limit, q.Filter)
@@ -346,22 +483,53 @@ func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results 
 	return results, err
 }
 
+// diskGroup is a write transaction that a run of calls shares (see group).
+type diskGroup struct {
+	s      *diskStore
+	db     *diskDB
+	schema Schema
+	tx     diskTx
+}
+
+type groupKey struct{}
+
+func groupIn(ctx context.Context) *diskGroup {
+	g, _ := ctx.Value(groupKey{}).(*diskGroup)
+	return g
+}
+
+// group runs fn, whose writes and cursor moves through the context it is
+// given are one transaction, committed when fn succeeds: the follower
+// applies a page of the change feed and moves its cursor past it with one
+// commit, however many sessions the page holds, where a commit each cost
+// more than the writes.
+func (s *diskStore) group(ctx context.Context, fn func(ctx context.Context) error) error {
+	if groupIn(ctx) != nil {
+		return fn(ctx)
+	}
+	return s.use(ctx, func(db *diskDB, schema Schema) error {
+		return db.update(ctx, func(tx diskTx) error {
+			return fn(context.WithValue(ctx, groupKey{}, &diskGroup{s: s, db: db, schema: schema, tx: tx}))
+		})
+	})
+}
+
 // DropOwner deletes what is left of the owner (their row and its
 // statistics) and checkpoints the file, so that the overwritten pages
 // replace the old ones in the file itself, not only in its journal.
 func (s *diskStore) DropOwner(ctx context.Context, o Owner) error {
-	return s.use(func(db *diskDB, _ Schema) error {
-		err := db.update(ctx, func(tx *sql.Tx) error {
+	return s.use(ctx, func(db *diskDB, _ Schema) error {
+		err := db.update(ctx, func(tx diskTx) error {
 			id, found, err := ownerID(ctx, tx, o)
 			if err != nil || !found {
 				return err
 			}
-			for _, table := range []string{"postings", "vectors", "docs"} {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE owner = ?`, id); err != nil {
+			for _, table := range []string{"postings", "fresh", "vectors", "docs"} {
+				if _, err := tx.exec(ctx, `DELETE FROM `+table+` WHERE owner = ?`, id); err != nil {
 					return err
 				}
 			}
-			_, err = tx.ExecContext(ctx, `DELETE FROM owners WHERE id = ?`, id)
+			_, err = tx.exec(ctx, `DELETE FROM owners WHERE id = ?`, id)
 			return err
 		})
 		if err != nil {
@@ -406,7 +574,7 @@ func (s *diskStore) Begin(ctx context.Context, schema Schema) (StoreBuild, error
 	if schema.Terms {
 		terms = 1
 	}
-	err = db.update(ctx, func(tx *sql.Tx) error {
+	err = db.update(ctx, func(tx diskTx) error {
 		return setMeta(ctx, tx, map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint, metaTerms: terms, metaDims: schema.Dimensions})
 	})
 	if err != nil {
@@ -457,7 +625,7 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 				carried[k] = v
 			}
 		}
-		if err := b.db.update(ctx, func(tx *sql.Tx) error { return setMeta(ctx, tx, carried) }); err != nil {
+		if err := b.db.update(ctx, func(tx diskTx) error { return setMeta(ctx, tx, carried) }); err != nil {
 			return err
 		}
 	}
@@ -506,40 +674,66 @@ type diskCursor struct {
 func (diskCursor) Lead(context.Context) (bool, error) { return true, nil }
 
 func (c diskCursor) Cursor(ctx context.Context) (at int64, err error) {
-	err = c.s.use(func(db *diskDB, _ Schema) error {
-		err := db.read.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, c.key).Scan(&at)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
+	err = c.s.use(ctx, func(db *diskDB, _ Schema) (err error) {
+		at, err = db.cursor(ctx, c.key)
 		return err
 	})
 	return at, err
 }
 
 func (c diskCursor) Advance(ctx context.Context, from, to int64) (moved bool, err error) {
-	err = c.s.use(func(db *diskDB, _ Schema) error {
-		return db.update(ctx, func(tx *sql.Tx) error {
-			var at int64
-			if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, c.key).Scan(&at); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	err = c.s.use(ctx, func(db *diskDB, _ Schema) error {
+		return db.update(ctx, func(tx diskTx) error {
+			if at, err := db.cursor(ctx, c.key); err != nil || at != from {
 				return err
 			}
-			if at != from {
-				return nil
-			}
 			moved = true
-			return setMeta(ctx, tx, map[string]any{c.key: to})
+			return db.setCursor(ctx, tx, c.key, to)
 		})
 	})
 	return moved, err
 }
 
 func (c diskCursor) Rewind(ctx context.Context, to int64) error {
-	return c.s.use(func(db *diskDB, _ Schema) error {
-		return db.update(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE meta SET value = min(value, ?) WHERE key = ?`, to, c.key)
-			return err
+	return c.s.use(ctx, func(db *diskDB, _ Schema) error {
+		return db.update(ctx, func(tx diskTx) error {
+			at, err := db.cursor(ctx, c.key)
+			if err != nil || at <= to {
+				return err
+			}
+			return db.setCursor(ctx, tx, c.key, to)
 		})
 	})
+}
+
+// cursor is where the cursor named key is, as committed.
+func (d *diskDB) cursor(ctx context.Context, key string) (int64, error) {
+	d.cursorMu.Lock()
+	defer d.cursorMu.Unlock()
+	if d.cursors == nil {
+		meta, err := d.meta(ctx)
+		if err != nil {
+			return 0, err
+		}
+		d.cursors = map[string]int64{}
+		for _, k := range []string{metaCursor, metaEmbedded} {
+			d.cursors[k], _ = meta[k].(int64)
+		}
+	}
+	return d.cursors[key], nil
+}
+
+// setCursor moves the cursor named key to at in tx, and in memory once tx is committed.
+func (d *diskDB) setCursor(ctx context.Context, tx diskTx, key string, at int64) error {
+	if err := setMeta(ctx, tx, map[string]any{key: at}); err != nil {
+		return err
+	}
+	tx.onCommit(func() {
+		d.cursorMu.Lock()
+		defer d.cursorMu.Unlock()
+		d.cursors[key] = at
+	})
+	return nil
 }
 
 func (diskCursor) Close() error { return nil }

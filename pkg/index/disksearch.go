@@ -16,8 +16,8 @@ import (
 // the same statistics over all the owner's documents, the same sums in the
 // same order, the same ties broken by recency.
 func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f Filter) ([]SearchResult, error) {
-	var owner, live, total int64
-	err := d.read.QueryRowContext(ctx, `SELECT id, docs, length FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total)
+	var owner, live, total, fresh int64
+	err := d.row(ctx, `SELECT id, docs, length, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total, &fresh)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && (live == 0 || len(terms) == 0 || limit <= 0) {
 		return nil, nil
 	} else if err != nil {
@@ -29,27 +29,23 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if !f.IsZero() {
 		filter = &keptDocs{d: d, ctx: ctx, owner: owner, f: f, known: map[int64]bool{}}
 	}
+	hashes := make([]int64, len(terms))
+	for i, term := range terms {
+		hashes[i] = termHash(term)
+	}
+	var recent map[int64][]diskPosting
+	if fresh > 0 {
+		if recent, err = d.freshPostings(ctx, owner, hashes); err != nil {
+			return nil, err
+		}
+	}
 	scores := map[int64]float64{}
-	type posting struct{ doc, tf, length int64 }
-	var ps []posting
-	for _, term := range terms {
-		rows, err := d.read.QueryContext(ctx, `SELECT doc, tf, length FROM postings WHERE owner = ? AND term = ?`, owner, termHash(term))
-		if err != nil {
+	var ps []diskPosting
+	for _, term := range hashes {
+		if ps, err = d.postings(ctx, owner, term, ps[:0]); err != nil {
 			return nil, err
 		}
-		ps = ps[:0]
-		for rows.Next() {
-			var p posting
-			if err := rows.Scan(&p.doc, &p.tf, &p.length); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			ps = append(ps, p)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		ps = append(ps, recent[term]...)
 		df := len(ps)
 		if df == 0 {
 			continue
@@ -67,6 +63,61 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 		return nil, filter.err
 	}
 	return d.top(ctx, owner, scores, limit)
+}
+
+type diskPosting struct{ doc, tf, length int64 }
+
+// postings appends the owner's merged postings of term to ps.
+func (d *diskDB) postings(ctx context.Context, owner, term int64, ps []diskPosting) ([]diskPosting, error) {
+	rows, err := d.query(ctx, `SELECT doc, tf, length FROM postings WHERE owner = ? AND term = ?`, owner, term)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p diskPosting
+		if err := rows.Scan(&p.doc, &p.tf, &p.length); err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, rows.Err()
+}
+
+// freshPostings reads the owner's fresh postings of terms, by term: one
+// pass over the owner's few fresh documents, however many terms.
+func (d *diskDB) freshPostings(ctx context.Context, owner int64, terms []int64) (map[int64][]diskPosting, error) {
+	out := map[int64][]diskPosting{}
+	const perStatement = 32 // a statement for each count of terms, so few counts
+	for start := 0; start < len(terms); start += perStatement {
+		part := terms[start:min(start+perStatement, len(terms))]
+		args := make([]any, 0, perStatement+1)
+		args = append(args, owner)
+		for _, t := range part {
+			args = append(args, t)
+		}
+		for len(args) < perStatement+1 { // repeating a term changes nothing
+			args = append(args, part[0])
+		}
+		rows, err := d.query(ctx, `SELECT term, doc, tf, length FROM fresh WHERE owner = ? AND term IN (?`+strings.Repeat(`, ?`, perStatement-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var term int64
+			var p diskPosting
+			if err := rows.Scan(&term, &p.doc, &p.tf, &p.length); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[term] = append(out[term], p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // keptDocs applies a filter to documents by number, reading each once.
@@ -142,16 +193,19 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 	if withText {
 		text = `text`
 	}
-	const chunk = 256
+	const chunk = 32 // a statement for each count of documents, so few counts
 	for start := 0; start < len(docs); start += chunk {
 		part := docs[start:min(start+chunk, len(docs))]
-		args := make([]any, 0, len(part)+1)
+		args := make([]any, 0, chunk+1)
 		args = append(args, owner)
 		for _, doc := range part {
 			args = append(args, doc)
 		}
-		rows, err := d.read.QueryContext(ctx, `SELECT doc, session, event, seq, author, role, ts, `+text+
-			` FROM docs WHERE owner = ? AND doc IN (?`+strings.Repeat(`, ?`, len(part)-1)+`)`, args...)
+		for len(args) < chunk+1 { // repeating a document reads it once
+			args = append(args, part[0])
+		}
+		rows, err := d.query(ctx, `SELECT doc, session, event, seq, author, role, ts, `+text+
+			` FROM docs WHERE owner = ? AND doc IN (?`+strings.Repeat(`, ?`, chunk-1)+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +235,7 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 // cosine similarity, exactly as the flat store does: one pass over the
 // owner's vectors, which the file keeps together, a dot product each.
 func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter) ([]SearchResult, error) {
-	owner, found, err := ownerID(ctx, d.read, o)
+	owner, found, err := ownerID(ctx, d, o)
 	if err != nil || !found || limit <= 0 {
 		return nil, err
 	}
@@ -192,7 +246,7 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 	if filtered {
 		query = `SELECT v.doc, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.owner = v.owner AND d.doc = v.doc WHERE v.owner = ?`
 	}
-	rows, err := d.read.QueryContext(ctx, query, owner)
+	rows, err := d.query(ctx, query, owner)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -77,18 +78,27 @@ func decodeVector(v []float32, b []byte) {
 	}
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+type rowReader interface {
+	row(ctx context.Context, query string, args ...any) scanner
 }
 
 // ownerID returns the owner's row ID.
-func ownerID(ctx context.Context, q querier, o Owner) (id int64, found bool, err error) {
-	err = q.QueryRowContext(ctx, `SELECT id FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&id)
+func ownerID(ctx context.Context, q rowReader, o Owner) (id int64, found bool, err error) {
+	err = q.row(ctx, `SELECT id FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
 	return id, err == nil, err
 }
+
+// freshLimit is how many of an owner's documents keep their postings in
+// the fresh table (in document order: a document written touches a page
+// or two) before they are merged into the postings table (in term order:
+// a search reads a term's postings together), where each page a merge
+// touches is written once for all of them instead of once per document.
+// Writing a LongMemEval turn term by term wrote 60 pages; a search reads
+// the fresh rows of its owner, at most this many documents'.
+const freshLimit = 64
 
 // writeDocs stores docs, replacing the documents of the same events. A
 // document written again as it was (its vector, embedded in the background,
@@ -108,15 +118,14 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 	if len(encoded) == 0 {
 		return nil
 	}
-	return d.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) ON CONFLICT DO NOTHING`, o.App, o.User); err != nil {
+	return d.update(ctx, func(tx diskTx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) ON CONFLICT DO NOTHING`, o.App, o.User); err != nil {
 			return err
 		}
-		var id, next int64
-		if err := tx.QueryRowContext(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&id, &next); err != nil {
+		w := ownerWrite{ctx: ctx, tx: tx}
+		if err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh); err != nil {
 			return err
 		}
-		w := ownerWrite{ctx: ctx, tx: tx, owner: id, next: next}
 		for _, dd := range encoded {
 			if err := w.put(dd); err != nil {
 				return err
@@ -130,9 +139,10 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 // change to their BM25 statistics.
 type ownerWrite struct {
 	ctx        context.Context
-	tx         *sql.Tx
+	tx         diskTx
 	owner      int64
 	next       int64 // the owner's next document number
+	fresh      int64 // documents whose postings are in the fresh table
 	docs, size int64 // added to the owner's document count and total length
 }
 
@@ -140,7 +150,7 @@ func (w *ownerWrite) put(dd diskDoc) error {
 	var doc, seq, length int64
 	var author, role, text string
 	var ts, terms []byte
-	err := w.tx.QueryRowContext(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+	err := w.tx.row(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
 		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &seq, &author, &role, &ts, &length, &terms, &text)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -160,7 +170,7 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		if err := w.dropPostings(doc, terms); err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM docs WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM docs WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
 			return err
 		}
 		w.size += dd.length - length
@@ -169,33 +179,50 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		}
 	}
 	if dd.vec != nil {
-		_, err := w.tx.ExecContext(w.ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
+		_, err := w.tx.exec(w.ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
 			w.owner, doc, dd.vec)
 		return err
 	}
 	return nil
 }
 
+// insert writes a document and its postings, to the fresh table.
 func (w *ownerWrite) insert(doc int64, dd diskDoc) error {
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := w.tx.exec(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.owner, doc, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
-	if err != nil {
+	if err != nil || len(dd.tfs) == 0 {
 		return err
 	}
-	for i, tf := range dd.tfs {
-		term := int64(binary.LittleEndian.Uint64(dd.terms[8*i:]))
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO postings(owner, term, doc, tf, length) VALUES(?, ?, ?, ?, ?)`,
-			w.owner, term, doc, tf, dd.length); err != nil {
+	// Many rows a statement: a statement each cost more than the rows.
+	const perStatement = 100
+	for start := 0; start < len(dd.tfs); start += perStatement {
+		n := min(perStatement, len(dd.tfs)-start)
+		args := make([]any, 0, 5*n)
+		for i := start; i < start+n; i++ {
+			args = append(args, w.owner, doc, int64(binary.LittleEndian.Uint64(dd.terms[8*i:])), dd.tfs[i], dd.length)
+		}
+		if _, err := w.tx.exec(w.ctx, `INSERT INTO fresh(owner, doc, term, tf, length) VALUES (?, ?, ?, ?, ?)`+
+			strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1), args...); err != nil {
 			return err
 		}
 	}
+	w.fresh++
 	return nil
 }
 
+// dropPostings deletes a document's postings, from whichever table holds them.
 func (w *ownerWrite) dropPostings(doc int64, terms []byte) error {
+	res, err := w.tx.exec(w.ctx, `DELETE FROM fresh WHERE owner = ? AND doc = ?`, w.owner, doc)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		w.fresh--
+		return err
+	}
 	for i := 0; i+8 <= len(terms); i += 8 {
 		term := int64(binary.LittleEndian.Uint64(terms[i:]))
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM postings WHERE owner = ? AND term = ? AND doc = ?`, w.owner, term, doc); err != nil {
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM postings WHERE owner = ? AND term = ? AND doc = ?`, w.owner, term, doc); err != nil {
 			return err
 		}
 	}
@@ -208,7 +235,7 @@ func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
 		return err
 	}
 	for _, table := range []string{"vectors", "docs"} {
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM `+table+` WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM `+table+` WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
 			return err
 		}
 	}
@@ -217,28 +244,43 @@ func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
 	return nil
 }
 
+// finish merges the fresh postings when there are enough, and records the
+// owner's statistics.
 func (w *ownerWrite) finish() error {
-	_, err := w.tx.ExecContext(w.ctx, `UPDATE owners SET docs = docs + ?, length = length + ?, next = ? WHERE id = ?`, w.docs, w.size, w.next, w.owner)
+	if w.fresh >= freshLimit {
+		if _, err := w.tx.exec(w.ctx, `INSERT INTO postings(owner, term, doc, tf, length) SELECT owner, term, doc, tf, length FROM fresh WHERE owner = ?`, w.owner); err != nil {
+			return err
+		}
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM fresh WHERE owner = ?`, w.owner); err != nil {
+			return err
+		}
+		w.fresh = 0
+	}
+	_, err := w.tx.exec(w.ctx, `UPDATE owners SET docs = docs + ?, length = length + ?, next = ?, fresh = ? WHERE id = ?`,
+		w.docs, w.size, w.next, w.fresh, w.owner)
 	return err
 }
 
 // removeWhere deletes the owner's documents that drop names (by session
 // and event), looking only at one session's when session is set.
 func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, eventID string) bool, session string) error {
-	return d.update(ctx, func(tx *sql.Tx) error {
-		id, found, err := ownerID(ctx, tx, o)
-		if err != nil || !found {
+	return d.update(ctx, func(tx diskTx) error {
+		w := ownerWrite{ctx: ctx, tx: tx}
+		err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		type doomed struct {
 			doc, length int64
 			terms       []byte
 		}
-		query, args := `SELECT doc, session, event, length, terms FROM docs WHERE owner = ?`, []any{id}
+		query, args := `SELECT doc, session, event, length, terms FROM docs WHERE owner = ?`, []any{w.owner}
 		if session != "" {
 			query, args = query+` AND session = ?`, append(args, session)
 		}
-		rows, err := tx.QueryContext(ctx, query, args...)
+		rows, err := tx.query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -258,11 +300,6 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 		if err := rows.Err(); err != nil || len(gone) == 0 {
 			return err
 		}
-		var next int64
-		if err := tx.QueryRowContext(ctx, `SELECT next FROM owners WHERE id = ?`, id).Scan(&next); err != nil {
-			return err
-		}
-		w := ownerWrite{ctx: ctx, tx: tx, owner: id, next: next}
 		for _, dm := range gone {
 			if err := w.remove(dm.doc, dm.length, dm.terms); err != nil {
 				return err
@@ -273,14 +310,18 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 }
 
 func (d *diskDB) missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) ([]string, error) {
-	id, found, err := ownerID(ctx, d.read, o)
+	var r rowReader = d
+	if g := groupIn(ctx); g != nil && g.db == d {
+		r = g.tx // what the group wrote is held too
+	}
+	id, found, err := ownerID(ctx, r, o)
 	if err != nil || !found {
 		return eventIDs, err
 	}
 	var missing []string
 	for _, ev := range eventIDs {
 		var one int
-		err := d.read.QueryRowContext(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
+		err := r.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			missing = append(missing, ev)

@@ -80,6 +80,8 @@ type Index struct {
 
 	lane *vectorLane // embeds in the background; nil when documents are embedded as they are written
 
+	pretokenized pretokenized // by appenders, for the follower
+
 	skips skipLog
 }
 

@@ -39,6 +39,9 @@ func (x *Index) Index(ctx context.Context, s session.Session) error {
 	if x.opts.sessions == nil || newest == 0 || !x.leads.Load() {
 		return x.writeNewest(ctx, s)
 	}
+	if x.kind != KindVector {
+		x.pretokenized.add(x, s, x.floor.Load())
+	}
 	if err := x.follow(ctx, x.opts.sessions, s); err != nil {
 		return err
 	}
@@ -208,7 +211,7 @@ func (x *Index) prepare(ctx context.Context, docs []Document, from source, vecto
 	for i, d := range docs {
 		stored[i].Document = d
 		if x.kind != KindVector {
-			stored[i].Terms = x.tok.Tokens(d.searchedText())
+			stored[i].Terms = x.pretokenized.take(x, &d)
 		}
 	}
 	if x.embedder == nil || !vectors {
