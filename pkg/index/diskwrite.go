@@ -119,11 +119,12 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 		return nil
 	}
 	return d.update(ctx, func(tx diskTx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) ON CONFLICT DO NOTHING`, o.App, o.User); err != nil {
-			return err
-		}
 		w := ownerWrite{ctx: ctx, tx: tx}
-		if err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh); err != nil {
+		err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.row(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) RETURNING id`, o.App, o.User).Scan(&w.owner)
+		}
+		if err != nil {
 			return err
 		}
 		for _, dd := range encoded {
@@ -147,20 +148,24 @@ type ownerWrite struct {
 }
 
 func (w *ownerWrite) put(dd diskDoc) error {
-	var doc, seq, length int64
-	var author, role, text string
-	var ts, terms []byte
-	err := w.tx.row(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &seq, &author, &role, &ts, &length, &terms, &text)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		doc = w.next
+	// Most documents are new: inserting first asks once.
+	doc := w.next
+	added, err := w.insert(doc, dd)
+	if err != nil {
+		return err
+	}
+	if added {
 		w.next++
 		w.docs++
 		w.size += dd.length
-		if err := w.insert(doc, dd); err != nil {
-			return err
-		}
+		return w.putVector(doc, dd)
+	}
+	var seq, length int64
+	var author, role, text string
+	var ts, terms []byte
+	err = w.tx.row(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &seq, &author, &role, &ts, &length, &terms, &text)
+	switch {
 	case err != nil:
 		return err
 	case seq == dd.Seq && author == dd.Author && role == dd.Role && bytes.Equal(ts, dd.ts) && length == dd.length &&
@@ -174,10 +179,14 @@ func (w *ownerWrite) put(dd diskDoc) error {
 			return err
 		}
 		w.size += dd.length - length
-		if err := w.insert(doc, dd); err != nil {
+		if _, err := w.insert(doc, dd); err != nil {
 			return err
 		}
 	}
+	return w.putVector(doc, dd)
+}
+
+func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 	if dd.vec != nil {
 		_, err := w.tx.exec(w.ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
 			w.owner, doc, dd.vec)
@@ -186,12 +195,20 @@ func (w *ownerWrite) put(dd diskDoc) error {
 	return nil
 }
 
-// insert writes a document and its postings, to the fresh table.
-func (w *ownerWrite) insert(doc int64, dd diskDoc) error {
-	_, err := w.tx.exec(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+// insert writes a document numbered doc and its postings (to the fresh
+// table), unless the file holds the event's document already.
+func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
+	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(owner, session, event) DO NOTHING`,
 		w.owner, doc, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
-	if err != nil || len(dd.tfs) == 0 {
-		return err
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if len(dd.tfs) == 0 {
+		return true, nil
 	}
 	// Many rows a statement: a statement each cost more than the rows.
 	const perStatement = 100
@@ -203,11 +220,11 @@ func (w *ownerWrite) insert(doc int64, dd diskDoc) error {
 		}
 		if _, err := w.tx.exec(w.ctx, `INSERT INTO fresh(owner, doc, term, tf, length) VALUES (?, ?, ?, ?, ?)`+
 			strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1), args...); err != nil {
-			return err
+			return false, err
 		}
 	}
 	w.fresh++
-	return nil
+	return true, nil
 }
 
 // dropPostings deletes a document's postings, from whichever table holds them.
