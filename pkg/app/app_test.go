@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -182,8 +183,9 @@ func TestSharedFactsNeedTheSharedKey(t *testing.T) {
 }
 
 // store: chromem makes the in-process vector index keep its vectors in
-// chromem-go, and its snapshot says so: reopened as the flat store it is
-// built again from the sessions, not read as the other's.
+// chromem-go, in a snapshot; reopened as the flat store the index is built
+// again from the sessions into its file, and the snapshot, which nothing
+// keeps up to date any more (an erasure included), is removed; and back.
 func TestOpenChromemIndex(t *testing.T) {
 	dir := t.TempDir()
 	open := func(store string) *Services {
@@ -203,11 +205,26 @@ func TestOpenChromemIndex(t *testing.T) {
 	if err := svcs.Close(); err != nil {
 		t.Fatal(err)
 	}
+	snapshot, file := filepath.Join(dir, "index", "vector.snapshot"), filepath.Join(dir, "index", "vector.db")
+	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
+	if !exists(snapshot) || exists(file) {
+		t.Fatalf("chromem's index: snapshot kept %v, file kept %v; want the snapshot alone", exists(snapshot), exists(file))
+	}
 	flat := open("memory")
-	defer flat.Close()
 	found, err := flat.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
 	if err != nil || len(found.Results) != 1 {
-		t.Errorf("the flat store opening chromem's snapshot: %+v, %v; want it built again, finding the event", found, err)
+		t.Errorf("the flat store after chromem's snapshot: %+v, %v; want it built again, finding the event", found, err)
+	}
+	if err := flat.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(snapshot) || !exists(file) {
+		t.Errorf("the flat store's index: snapshot left %v, file kept %v; want the file alone", exists(snapshot), exists(file))
+	}
+	again := open("chromem")
+	defer again.Close()
+	if exists(file) {
+		t.Error("back to chromem, the flat store's file is left behind")
 	}
 }
 

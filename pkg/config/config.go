@@ -290,8 +290,11 @@ type Index struct {
 	// at most before an append waits for them (default 100,000); they may
 	// lag less: what the embedder does in about 4 s at its measured rate.
 	MaxVectorLag int `yaml:"max_vector_lag"`
-	// Persist keeps an in-process index in a snapshot under the data
-	// directory (default true).
+	// Persist keeps an in-process index under the data directory (default
+	// true): in index/<type>.db, an SQLite file read through the page
+	// cache, so the index costs disk, not memory; chromem-go's collections,
+	// which live in memory, in a snapshot. False holds it in memory and
+	// builds it from the sessions at every start.
 	Persist *bool `yaml:"persist"`
 	// Qdrant, Weaviate, Postgres and Pinecone say where store's engine is.
 	Qdrant   Qdrant   `yaml:"qdrant"`

@@ -405,19 +405,21 @@ func (d *diskDB) meta(ctx context.Context) (map[string]any, error) {
 
 // setSchema records how the file's documents are made; callers hold mu.
 func (s *diskStore) setSchema(ctx context.Context, db *diskDB, schema Schema) error {
-	terms := 0
-	if schema.Terms {
-		terms = 1
-	}
-	err := db.update(ctx, func(tx diskTx) error {
-		return setMeta(ctx, tx, map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint,
-			metaTerms: terms, metaDims: schema.Dimensions})
-	})
+	err := db.update(ctx, func(tx diskTx) error { return setMeta(ctx, tx, schemaMeta(schema)) })
 	if err != nil {
 		return fmt.Errorf("index: writing %s: %w", s.path, err)
 	}
 	s.schema, s.stale = schema, false
 	return nil
+}
+
+// schemaMeta is how the file records schema.
+func schemaMeta(schema Schema) map[string]any {
+	terms := 0
+	if schema.Terms {
+		terms = 1
+	}
+	return map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint, metaTerms: terms, metaDims: schema.Dimensions}
 }
 
 func setMeta(ctx context.Context, tx diskTx, values map[string]any) error {
@@ -570,13 +572,7 @@ func (s *diskStore) Begin(ctx context.Context, schema Schema) (StoreBuild, error
 		return nil, fmt.Errorf("index: creating %s: %w", path, err)
 	}
 	b := &diskBuild{s: s, path: path, db: db, schema: schema}
-	terms := 0
-	if schema.Terms {
-		terms = 1
-	}
-	err = db.update(ctx, func(tx diskTx) error {
-		return setMeta(ctx, tx, map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint, metaTerms: terms, metaDims: schema.Dimensions})
-	})
+	err = db.update(ctx, func(tx diskTx) error { return setMeta(ctx, tx, schemaMeta(schema)) })
 	if err != nil {
 		b.Abort(ctx)
 		return nil, err

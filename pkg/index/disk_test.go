@@ -1,10 +1,15 @@
 package index_test
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/index/indextest"
+	"github.com/hectormem/hector/pkg/session"
 )
 
 func TestKeywordOnDisk(t *testing.T) {
@@ -35,4 +40,75 @@ func TestHybridOnDisk(t *testing.T) {
 		}
 		return idx
 	})
+}
+
+// gatedFeed holds the change feed's pages (not the probe of its head)
+// until released.
+type gatedFeed struct {
+	session.Service
+	open chan struct{}
+}
+
+func (g gatedFeed) Changes(ctx context.Context, req *session.ChangesRequest) (*session.ChangesResponse, error) {
+	if req.Limit != 1 {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.Service.Changes(ctx, req)
+}
+
+// An index far behind the feed (an upgrade building it anew) starts at
+// once and catches up in the background: searches answer meanwhile from
+// what is applied, appends do not wait for it, and once it is done the
+// index holds every event, those appended meanwhile too.
+func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2500 { // past what a start catches up on before it returns
+		text := fmt.Sprintf("turn %d about the garden", i)
+		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
+	idx, err := index.NewKeyword(index.WithFile(filepath.Join(t.TempDir(), "index.db")), index.WithSessions(feed), quietLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Start(ctx); err != nil { // returns with the feed held: it did not wait for it
+		t.Fatal(err)
+	}
+	if !idx.CatchingUp() {
+		t.Fatal("started 2,500 changes behind, the index does not say it is catching up")
+	}
+	if _, err := idx.Search(ctx, &index.SearchRequest{Query: "garden", AppName: "a", UserID: "u"}); err != nil {
+		t.Fatalf("a search while catching up: %v", err)
+	}
+	late := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the zeppelin came late")}
+	if err := sessions.AppendEvent(ctx, resp.Session, late); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Index(ctx, resp.Session); err != nil { // would block on the held feed if it waited
+		t.Fatal(err)
+	}
+	close(feed.open)
+	for idx.CatchingUp() {
+		runtime.Gosched() // the catch-up ends on its own: the test's deadline bounds the wait
+	}
+	got, err := idx.Search(ctx, &index.SearchRequest{Query: "zeppelin", AppName: "a", UserID: "u"})
+	if err != nil || len(got.Results) != 1 {
+		t.Fatalf("after the catch-up, the event appended meanwhile: %+v, %v", got, err)
+	}
+	all, err := idx.Search(ctx, &index.SearchRequest{Query: "turn 2499 garden", AppName: "a", UserID: "u", Limit: 1})
+	if err != nil || len(all.Results) != 1 || all.Results[0].Content != "turn 2499 about the garden" {
+		t.Fatalf("after the catch-up, the last event appended before the start: %+v, %v", all, err)
+	}
 }

@@ -27,6 +27,9 @@ func (x *Index) CatchUp(ctx context.Context, sessions session.Service) (err erro
 	if err := x.usable(ctx); err != nil {
 		return err
 	}
+	if x.catchingUp.Load() { // the catch-up applies it all, in order; a caller must not wait for it
+		return nil
+	}
 	lead, err := x.position.Lead(ctx)
 	if err != nil {
 		return err
@@ -47,6 +50,48 @@ func (x *Index) CatchUp(ctx context.Context, sessions session.Service) (err erro
 	deletions := slices.DeleteFunc(resp.Changes, func(ch session.Change) bool { return ch.Kind != session.ChangeSessionDeleted })
 	return applyChanges(ctx, x.opts.include, deletions, &storeTarget{x: x, w: x.store})
 }
+
+// inlineCatchUp is how far behind the feed a starting index may be and
+// still catch up before Start returns; further behind (an upgrade that
+// builds the index anew, a restore), it catches up in the background, so
+// that a server starts in the same time whatever its sessions hold.
+const inlineCatchUp = 2000
+
+// catchUpAtStart applies what the change feed recorded while the index was
+// down. Far behind, it goes on in the background and Start returns: the
+// index answers from what it has applied so far, CatchingUp says so, and
+// appends leave their indexing to it (see Index) instead of waiting.
+func (x *Index) catchUpAtStart(ctx context.Context) error {
+	cursor, err := x.position.Cursor(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := x.opts.sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("index: reading the change feed: %w", err)
+	}
+	if resp.Head-cursor <= inlineCatchUp {
+		return x.follow(ctx, x.opts.sessions, nil)
+	}
+	x.logger().Info("index: far behind the change feed; catching up in the background, searches answer from what is applied",
+		"cursor", cursor, "head", resp.Head)
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	x.stopBackground = cancel
+	x.catchingUp.Store(true)
+	x.background.Go(func() {
+		defer x.catchingUp.Store(false)
+		if err := x.follow(bg, x.opts.sessions, nil); err != nil && bg.Err() == nil {
+			x.logger().Warn("index: the catch-up stopped; the server's periodic catch-up goes on from there", "error", err)
+			return
+		}
+		x.logger().Info("index: caught up with the change feed")
+	})
+	return nil
+}
+
+// CatchingUp reports whether the index is catching up with the change feed
+// in the background, since it started far behind.
+func (x *Index) CatchingUp() bool { return x.catchingUp.Load() }
 
 // follow applies the change feed from the index's cursor: to its head, or,
 // given the handle of a session just appended to, until the cursor reaches

@@ -80,6 +80,10 @@ type Index struct {
 
 	lane *vectorLane // embeds in the background; nil when documents are embedded as they are written
 
+	catchingUp atomic.Bool // a start's catch-up runs in the background (see catchUpAtStart)
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
+
 	pretokenized pretokenized // by appenders, for the follower
 
 	skips skipLog
@@ -161,7 +165,7 @@ func (x *Index) Start(ctx context.Context) error {
 		if x.lane != nil {
 			x.startLane()
 		}
-		return x.follow(ctx, x.opts.sessions, nil)
+		return x.catchUpAtStart(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, startProbe)
 	defer cancel()
@@ -421,6 +425,10 @@ func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) er
 // Close releases the feed lease and the store's connections; an index in
 // process saves its snapshot.
 func (x *Index) Close() error {
+	if x.stopBackground != nil {
+		x.stopBackground()
+		x.background.Wait()
+	}
 	var closeLane error
 	if x.lane != nil {
 		x.lane.close()

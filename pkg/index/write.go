@@ -39,6 +39,9 @@ func (x *Index) Index(ctx context.Context, s session.Session) error {
 	if x.opts.sessions == nil || newest == 0 || !x.leads.Load() {
 		return x.writeNewest(ctx, s)
 	}
+	if x.catchingUp.Load() { // the catch-up gets to it, in the feed's order
+		return nil
+	}
 	if x.kind != KindVector {
 		x.pretokenized.add(x, s, x.floor.Load())
 	}

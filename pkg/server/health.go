@@ -23,8 +23,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readyz says whether every store answers, naming the ones that do not
-// (never why: the reasons, addresses included, go to the log), and how
-// many documents the index skipped.
+// (never why: the reasons, addresses included, go to the log), how many
+// documents the index skipped, and how far a starting index has yet to
+// catch up.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -41,6 +42,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	}
 	if skipped := s.svcs.Index.Skipped().Total; skipped > 0 {
 		out["index_skipped_documents"] = skipped
+	}
+	// Ready, and still applying what the feed recorded before it started:
+	// searches answer from what is applied so far.
+	if c, ok := s.svcs.Index.(interface{ CatchingUp() bool }); ok && c.CatchingUp() {
+		if l, err := indexLag(ctx, s.svcs); err == nil {
+			out["index_catching_up"] = map[string]int64{"changes_behind": l.terms}
+		}
 	}
 	writeJSON(w, status, out)
 	return nil
