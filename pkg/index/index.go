@@ -80,7 +80,7 @@ type Index struct {
 
 	lane *vectorLane // embeds in the background; nil when documents are embedded as they are written
 
-	catchingUp atomic.Bool // a start's catch-up runs in the background (see catchUpAtStart)
+	catchingUp     atomic.Bool // a start's catch-up runs in the background (see catchUpAtStart)
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 
