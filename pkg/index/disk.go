@@ -44,10 +44,17 @@ type diskDB struct {
 	reads, writes statements
 	writeMu       sync.Mutex // a write transaction at a time, queued in Go rather than on SQLite's busy wait
 
-	// cursors are the file's cursors as committed, read once: the
-	// follower asks for its cursor on every append.
-	cursorMu sync.Mutex
-	cursors  map[string]int64
+	// New documents, in memory until flushed (see diskmem.go).
+	memMu        sync.Mutex
+	mem          *memtable        // taking writes
+	flushing     *memtable        // being written to the file; nil between flushes
+	cursors      map[string]int64 // as applied; the file has them as of the last flush
+	cursorsMoved bool             // since the last flush
+	flushMu      sync.Mutex       // a flush at a time
+	viewMu       sync.RWMutex     // searches read; a flush's commit writes
+	gate         sync.RWMutex     // staging reads; settle writes
+	kick, stop   chan struct{}
+	flusherDone  chan struct{}
 }
 
 type statements struct {
@@ -103,13 +110,9 @@ func (d *diskDB) query(ctx context.Context, query string, args ...any) (*sql.Row
 
 // diskTx is a write transaction, with the writer's statements.
 type diskTx struct {
-	d         *diskDB
-	tx        *sql.Tx
-	committed *[]func() // run once it is committed, in order
+	d  *diskDB
+	tx *sql.Tx
 }
-
-// onCommit runs fn once the transaction is committed, if it is.
-func (t diskTx) onCommit(fn func()) { *t.committed = append(*t.committed, fn) }
 
 func (t diskTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	st, err := t.d.writes.get(ctx, query)
@@ -198,7 +201,7 @@ func (s *diskStore) position(vectors bool) Position {
 // overwritten (secure_delete): an erased user's words must not stay in
 // free pages. The page cache is bounded per connection; the system's own
 // cache does the rest.
-func openDiskDB(path string) (*diskDB, error) {
+func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	registerDiskDriver.Do(func() {
 		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 			// Checkpoint the journal into the file every 64 MiB rather than
@@ -232,11 +235,22 @@ func openDiskDB(path string) (*diskDB, error) {
 	write.SetMaxOpenConns(2)
 	write.SetMaxIdleConns(2)
 	write.SetConnMaxLifetime(0)
-	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}}
+	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}, mem: newMemtable()}
 	if _, err := write.Exec(diskTables); err != nil {
-		d.close()
+		errors.Join(read.Close(), write.Close())
 		return nil, err
 	}
+	meta, err := d.meta(context.Background())
+	if err != nil {
+		errors.Join(read.Close(), write.Close())
+		return nil, err
+	}
+	d.cursors = map[string]int64{}
+	for _, k := range []string{metaCursor, metaEmbedded} {
+		d.cursors[k], _ = meta[k].(int64)
+	}
+	d.kick, d.stop, d.flusherDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go d.flusher(logger)
 	return d, nil
 }
 
@@ -245,35 +259,29 @@ const diskDriver = "sqlite3-hector-index"
 
 var registerDiskDriver sync.Once
 
+// close flushes what is unflushed and closes the file.
 func (d *diskDB) close() error {
+	close(d.stop)
+	<-d.flusherDone
+	err := d.flush(context.Background())
 	d.reads.close()
 	d.writes.close()
-	return errors.Join(d.read.Close(), d.write.Close())
+	return errors.Join(err, d.read.Close(), d.write.Close())
 }
 
-// update runs fn in a write transaction: the group's, when ctx is in one.
+// update runs fn in a write transaction.
 func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
-	if g := groupIn(ctx); g != nil && g.db == d {
-		return fn(g.tx)
-	}
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	tx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	var committed []func()
-	if err := fn(diskTx{d, tx, &committed}); err != nil {
+	if err := fn(diskTx{d, tx}); err != nil {
 		tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	for _, fn := range committed {
-		fn()
-	}
-	return nil
+	return tx.Commit()
 }
 
 // Open opens the file, the first time. A file that is not a readable
@@ -307,7 +315,7 @@ func (s *diskStore) load(ctx context.Context) error {
 		return fmt.Errorf("index: directory of %s: %w", s.path, err)
 	}
 	_, statErr := os.Stat(s.path)
-	db, schema, err := readDiskFile(ctx, s.path)
+	db, schema, err := readDiskFile(ctx, s.path, s.logger)
 	if err == nil {
 		if os.IsNotExist(statErr) {
 			s.logger().Info("index: no index file yet; the index is built from the sessions' change feed", "path", s.path)
@@ -323,7 +331,7 @@ func (s *diskStore) load(ctx context.Context) error {
 	if err := setAside(s.path); err != nil {
 		return fmt.Errorf("index: setting aside %s: %w", s.path, err)
 	}
-	if s.db, s.schema, err = readDiskFile(ctx, s.path); err != nil {
+	if s.db, s.schema, err = readDiskFile(ctx, s.path, s.logger); err != nil {
 		return fmt.Errorf("index: opening %s: %w", s.path, err)
 	}
 	return nil
@@ -353,8 +361,8 @@ func setAside(path string) error {
 	return os.Rename(path, path+".damaged")
 }
 
-func readDiskFile(ctx context.Context, path string) (*diskDB, Schema, error) {
-	db, err := openDiskDB(path)
+func readDiskFile(ctx context.Context, path string, logger func() *slog.Logger) (*diskDB, Schema, error) {
+	db, err := openDiskDB(path, logger)
 	if err != nil {
 		return nil, Schema{}, err
 	}
@@ -437,9 +445,6 @@ func (s *diskStore) Ready(ctx context.Context) error {
 
 // use runs fn with the open file, which no rebuild swaps meanwhile.
 func (s *diskStore) use(ctx context.Context, fn func(db *diskDB, schema Schema) error) error {
-	if g := groupIn(ctx); g != nil && g.s == s {
-		return fn(g.db, g.schema) // the group holds the lock
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
@@ -453,9 +458,11 @@ func (s *diskStore) Write(ctx context.Context, o Owner, docs []StoredDoc) error 
 }
 
 func (s *diskStore) DeleteSession(ctx context.Context, o Owner, sessionID string) error {
-	return s.use(ctx, func(db *diskDB, _ Schema) error {
-		return db.removeWhere(ctx, o, func(sid, _ string) bool { return sid == sessionID }, sessionID)
-	})
+	return s.use(ctx, func(db *diskDB, _ Schema) error { return db.deleteSession(ctx, o, sessionID) })
+}
+
+func (d *diskDB) deleteSession(ctx context.Context, o Owner, sessionID string) error {
+	return d.removeWhere(ctx, o, func(sid, _ string) bool { return sid == sessionID }, sessionID)
 }
 
 func (s *diskStore) Prune(ctx context.Context, o Owner, keep func(sessionID, eventID string) bool) error {
@@ -485,43 +492,17 @@ func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results 
 	return results, err
 }
 
-// diskGroup is a write transaction that a run of calls shares (see group).
-type diskGroup struct {
-	s      *diskStore
-	db     *diskDB
-	schema Schema
-	tx     diskTx
-}
-
-type groupKey struct{}
-
-func groupIn(ctx context.Context) *diskGroup {
-	g, _ := ctx.Value(groupKey{}).(*diskGroup)
-	return g
-}
-
-// group runs fn, whose writes and cursor moves through the context it is
-// given are one transaction, committed when fn succeeds: the follower
-// applies a page of the change feed and moves its cursor past it with one
-// commit, however many sessions the page holds, where a commit each cost
-// more than the writes.
-func (s *diskStore) group(ctx context.Context, fn func(ctx context.Context) error) error {
-	if groupIn(ctx) != nil {
-		return fn(ctx)
-	}
-	return s.use(ctx, func(db *diskDB, schema Schema) error {
-		return db.update(ctx, func(tx diskTx) error {
-			return fn(context.WithValue(ctx, groupKey{}, &diskGroup{s: s, db: db, schema: schema, tx: tx}))
-		})
-	})
-}
-
 // DropOwner deletes what is left of the owner (their row and its
 // statistics) and checkpoints the file, so that the overwritten pages
 // replace the old ones in the file itself, not only in its journal.
 func (s *diskStore) DropOwner(ctx context.Context, o Owner) error {
 	return s.use(ctx, func(db *diskDB, _ Schema) error {
-		err := db.update(ctx, func(tx diskTx) error {
+		done, err := db.settle(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		err = db.update(ctx, func(tx diskTx) error {
 			id, found, err := ownerID(ctx, tx, o)
 			if err != nil || !found {
 				return err
@@ -567,7 +548,7 @@ func (s *diskStore) Begin(ctx context.Context, schema Schema) (StoreBuild, error
 	if err := removeDiskFile(path); err != nil {
 		return nil, fmt.Errorf("index: removing an earlier rebuild's file: %w", err)
 	}
-	db, err := openDiskDB(path)
+	db, err := openDiskDB(path, s.logger)
 	if err != nil {
 		return nil, fmt.Errorf("index: creating %s: %w", path, err)
 	}
@@ -601,7 +582,7 @@ func (b *diskBuild) Write(ctx context.Context, o Owner, docs []StoredDoc) error 
 }
 
 func (b *diskBuild) DeleteSession(ctx context.Context, o Owner, sessionID string) error {
-	return b.db.removeWhere(ctx, o, func(sid, _ string) bool { return sid == sessionID }, sessionID)
+	return b.db.deleteSession(ctx, o, sessionID)
 }
 
 // Commit carries the live file's cursors over, then renames the new file
@@ -611,15 +592,14 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db != nil {
-		meta, err := s.db.meta(ctx)
-		if err != nil {
-			return err
-		}
+		s.db.memMu.Lock()
 		carried := map[string]any{}
-		for _, k := range []string{metaCursor, metaEmbedded} {
-			if v, ok := meta[k]; ok {
-				carried[k] = v
-			}
+		for k, v := range s.db.cursors {
+			carried[k] = v
+		}
+		s.db.memMu.Unlock()
+		if err := b.db.flush(ctx); err != nil {
+			return err
 		}
 		if err := b.db.update(ctx, func(tx diskTx) error { return setMeta(ctx, tx, carried) }); err != nil {
 			return err
@@ -641,7 +621,7 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 		return err
 	}
 	syncDir(filepath.Dir(s.path))
-	db, schema, err := readDiskFile(ctx, s.path)
+	db, schema, err := readDiskFile(ctx, s.path, s.logger)
 	if err != nil {
 		return err
 	}
@@ -670,66 +650,40 @@ type diskCursor struct {
 func (diskCursor) Lead(context.Context) (bool, error) { return true, nil }
 
 func (c diskCursor) Cursor(ctx context.Context) (at int64, err error) {
-	err = c.s.use(ctx, func(db *diskDB, _ Schema) (err error) {
-		at, err = db.cursor(ctx, c.key)
-		return err
+	err = c.s.use(ctx, func(db *diskDB, _ Schema) error {
+		db.memMu.Lock()
+		defer db.memMu.Unlock()
+		at = db.cursors[c.key]
+		return nil
 	})
 	return at, err
 }
 
+// Advance moves the cursor in memory: the file has it with the next flush,
+// which holds what the cursor stands for.
 func (c diskCursor) Advance(ctx context.Context, from, to int64) (moved bool, err error) {
 	err = c.s.use(ctx, func(db *diskDB, _ Schema) error {
-		return db.update(ctx, func(tx diskTx) error {
-			if at, err := db.cursor(ctx, c.key); err != nil || at != from {
-				return err
-			}
-			moved = true
-			return db.setCursor(ctx, tx, c.key, to)
-		})
+		db.memMu.Lock()
+		defer db.memMu.Unlock()
+		if moved = db.cursors[c.key] == from; moved {
+			db.cursors[c.key], db.cursorsMoved = to, true
+		}
+		return nil
 	})
 	return moved, err
 }
 
+// Rewind ends a full rebuild: flushed at once, so a restart goes on from
+// where the rebuild read the feed.
 func (c diskCursor) Rewind(ctx context.Context, to int64) error {
 	return c.s.use(ctx, func(db *diskDB, _ Schema) error {
-		return db.update(ctx, func(tx diskTx) error {
-			at, err := db.cursor(ctx, c.key)
-			if err != nil || at <= to {
-				return err
-			}
-			return db.setCursor(ctx, tx, c.key, to)
-		})
-	})
-}
-
-// cursor is where the cursor named key is, as committed.
-func (d *diskDB) cursor(ctx context.Context, key string) (int64, error) {
-	d.cursorMu.Lock()
-	defer d.cursorMu.Unlock()
-	if d.cursors == nil {
-		meta, err := d.meta(ctx)
-		if err != nil {
-			return 0, err
+		db.memMu.Lock()
+		if db.cursors[c.key] > to {
+			db.cursors[c.key], db.cursorsMoved = to, true
 		}
-		d.cursors = map[string]int64{}
-		for _, k := range []string{metaCursor, metaEmbedded} {
-			d.cursors[k], _ = meta[k].(int64)
-		}
-	}
-	return d.cursors[key], nil
-}
-
-// setCursor moves the cursor named key to at in tx, and in memory once tx is committed.
-func (d *diskDB) setCursor(ctx context.Context, tx diskTx, key string, at int64) error {
-	if err := setMeta(ctx, tx, map[string]any{key: at}); err != nil {
-		return err
-	}
-	tx.onCommit(func() {
-		d.cursorMu.Lock()
-		defer d.cursorMu.Unlock()
-		d.cursors[key] = at
+		db.memMu.Unlock()
+		return db.flush(ctx)
 	})
-	return nil
 }
 
 func (diskCursor) Close() error { return nil }

@@ -16,22 +16,31 @@ import (
 // the same statistics over all the owner's documents, the same sums in the
 // same order, the same ties broken by recency.
 func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f Filter) ([]SearchResult, error) {
+	if len(terms) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	hashes := make([]int64, len(terms))
+	for i, term := range terms {
+		hashes[i] = termHash(term)
+	}
+	d.viewMu.RLock() // no flush commits while the file and memory are read
+	defer d.viewMu.RUnlock()
+	mem := d.view(o, hashes)
 	var owner, live, total, fresh int64
 	err := d.row(ctx, `SELECT id, docs, length, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total, &fresh)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && (live == 0 || len(terms) == 0 || limit <= 0) {
-		return nil, nil
-	} else if err != nil {
+	onDisk := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
+	}
+	live, total = live+mem.docs, total+mem.length
+	if live == 0 {
+		return nil, nil
 	}
 	n := float64(live)
 	avgLen := float64(total) / n
 	var filter *keptDocs // nil keeps every document
 	if !f.IsZero() {
-		filter = &keptDocs{d: d, ctx: ctx, owner: owner, f: f, known: map[int64]bool{}}
-	}
-	hashes := make([]int64, len(terms))
-	for i, term := range terms {
-		hashes[i] = termHash(term)
+		filter = &keptDocs{d: d, ctx: ctx, owner: owner, mem: mem, f: f, known: map[int64]bool{}}
 	}
 	var recent map[int64][]diskPosting
 	if fresh > 0 {
@@ -42,10 +51,14 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	scores := map[int64]float64{}
 	var ps []diskPosting
 	for _, term := range hashes {
-		if ps, err = d.postings(ctx, owner, term, ps[:0]); err != nil {
-			return nil, err
+		ps = ps[:0]
+		if onDisk {
+			if ps, err = d.postings(ctx, owner, term, ps); err != nil {
+				return nil, err
+			}
 		}
 		ps = append(ps, recent[term]...)
+		ps = append(ps, mem.postings[term]...)
 		df := len(ps)
 		if df == 0 {
 			continue
@@ -62,7 +75,7 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if filter != nil && filter.err != nil {
 		return nil, filter.err
 	}
-	return d.top(ctx, owner, scores, limit)
+	return d.top(ctx, owner, mem, scores, limit)
 }
 
 type diskPosting struct{ doc, tf, length int64 }
@@ -125,12 +138,17 @@ type keptDocs struct {
 	d     *diskDB
 	ctx   context.Context
 	owner int64
+	mem   *memView
 	f     Filter
 	known map[int64]bool
 	err   error
 }
 
 func (k *keptDocs) keeps(doc int64) bool {
+	if doc < 0 {
+		dd := k.mem.doc(doc)
+		return dd != nil && k.f.Keeps(&dd.Document)
+	}
 	if keep, ok := k.known[doc]; ok || k.err != nil {
 		return keep
 	}
@@ -147,7 +165,7 @@ func (k *keptDocs) keeps(doc int64) bool {
 // top returns the best-scoring documents, ties broken by recency then
 // event, as bm25Shard.top: every document scoring as well as the last one
 // kept is read, so the tie is broken among all of them.
-func (d *diskDB) top(ctx context.Context, owner int64, scores map[int64]float64, limit int) ([]SearchResult, error) {
+func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[int64]float64, limit int) ([]SearchResult, error) {
 	ranked := make([]int64, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
@@ -162,7 +180,7 @@ func (d *diskDB) top(ctx context.Context, owner int64, scores map[int64]float64,
 		end++
 	}
 	ranked = ranked[:end]
-	docs, err := d.load(ctx, owner, ranked, true)
+	docs, err := d.docsOf(ctx, owner, mem, ranked)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +199,29 @@ func (d *diskDB) top(ctx context.Context, owner int64, scores map[int64]float64,
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
 		out[i] = docs[doc].Result(scores[doc])
+	}
+	return out, nil
+}
+
+// docsOf returns the owner's documents numbered docs, from the file or
+// the unflushed layers.
+func (d *diskDB) docsOf(ctx context.Context, owner int64, mem *memView, docs []int64) (map[int64]*Document, error) {
+	var inFile []int64
+	for _, n := range docs {
+		if n >= 0 {
+			inFile = append(inFile, n)
+		}
+	}
+	out, err := d.load(ctx, owner, inFile, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range docs {
+		if n < 0 {
+			if dd := mem.doc(n); dd != nil {
+				out[n] = &dd.Document
+			}
+		}
 	}
 	return out, nil
 }
@@ -235,12 +276,72 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 // cosine similarity, exactly as the flat store does: one pass over the
 // owner's vectors, which the file keeps together, a dot product each.
 func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter) ([]SearchResult, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	d.viewMu.RLock() // no flush commits while the file and memory are read
+	defer d.viewMu.RUnlock()
+	mem := d.view(o, nil)
 	owner, found, err := ownerID(ctx, d, o)
-	if err != nil || !found || limit <= 0 {
+	if err != nil {
 		return nil, err
 	}
 	q := make([]float32, len(vec))
 	unit(q, vec)
+	best := make(scoreHeap, 0, limit)
+	consider := func(doc int64, score float32) {
+		switch {
+		case len(best) < limit:
+			heap.Push(&best, scored{int(doc), score})
+		case score > best[0].score:
+			best[0] = scored{int(doc), score}
+			heap.Fix(&best, 0)
+		}
+	}
+	if found {
+		if err := d.scanVectors(ctx, owner, q, f, consider); err != nil {
+			return nil, err
+		}
+	}
+	row := make([]float32, len(q))
+	for layer, docs := range mem.layers {
+		for i := range docs {
+			n := memDocNumber(layer, i)
+			raw := mem.vector(n)
+			if raw == nil || !f.IsZero() && !f.Keeps(&docs[i].Document) {
+				continue
+			}
+			if len(raw) != 4*len(q) {
+				return nil, errDims(len(q), len(raw)/4)
+			}
+			decodeVector(row, raw)
+			consider(n, dot(q, row))
+		}
+	}
+	order := make([]scored, len(best))
+	for n := len(best) - 1; n >= 0; n-- { // the heap gives the worst first
+		order[n] = heap.Pop(&best).(scored)
+	}
+	nums := make([]int64, len(order))
+	for i, s := range order {
+		nums[i] = int64(s.doc)
+	}
+	docs, err := d.docsOf(ctx, owner, mem, nums)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchResult, 0, len(order))
+	for _, s := range order {
+		if dd := docs[int64(s.doc)]; dd != nil {
+			out = append(out, dd.Result(float64(s.score)))
+		}
+	}
+	return out, nil
+}
+
+// scanVectors hands consider each of the owner's vectors in the file that
+// f keeps, with its cosine similarity to the unit vector q.
+func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Filter, consider func(doc int64, score float32)) error {
 	filtered := !f.IsZero()
 	query := `SELECT doc, vec FROM vectors WHERE owner = ?`
 	if filtered {
@@ -248,10 +349,9 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 	}
 	rows, err := d.query(ctx, query, owner)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	best := make(scoreHeap, 0, limit)
 	row := make([]float32, len(q))
 	for rows.Next() {
 		var doc int64
@@ -263,50 +363,21 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 			dest = append(dest, &meta.SessionID, &meta.Author, &meta.Role, &ts)
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return err
 		}
 		if filtered {
 			if meta.Timestamp, err = timeOf(ts); err != nil {
-				return nil, err
+				return err
 			}
 			if !f.Keeps(&meta) {
 				continue
 			}
 		}
 		if len(raw) != 4*len(q) {
-			return nil, errDims(len(q), len(raw)/4)
+			return errDims(len(q), len(raw)/4)
 		}
 		decodeVector(row, raw)
-		score := dot(q, row)
-		switch {
-		case len(best) < limit:
-			heap.Push(&best, scored{int(doc), score})
-		case score > best[0].score:
-			best[0] = scored{int(doc), score}
-			heap.Fix(&best, 0)
-		}
+		consider(doc, dot(q, row))
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
-	order := make([]scored, len(best))
-	for n := len(best) - 1; n >= 0; n-- { // the heap gives the worst first
-		order[n] = heap.Pop(&best).(scored)
-	}
-	nums := make([]int64, len(order))
-	for i, s := range order {
-		nums[i] = int64(s.doc)
-	}
-	docs, err := d.load(ctx, owner, nums, true)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]SearchResult, 0, len(order))
-	for _, s := range order {
-		if dd := docs[int64(s.doc)]; dd != nil {
-			out = append(out, dd.Result(float64(s.score)))
-		}
-	}
-	return out, nil
+	return rows.Err()
 }

@@ -23,6 +23,9 @@ func termHash(term string) int64 {
 	return int64(h.Sum64())
 }
 
+// termAt is the i-th distinct term of an encoded document.
+func termAt(terms []byte, i int) int64 { return int64(binary.LittleEndian.Uint64(terms[8*i:])) }
+
 // diskDoc is a document as the file keeps it, encoded outside the write lock.
 type diskDoc struct {
 	Document
@@ -100,9 +103,10 @@ func ownerID(ctx context.Context, q rowReader, o Owner) (id int64, found bool, e
 // the fresh rows of its owner, at most this many documents'.
 const freshLimit = 64
 
-// writeDocs stores docs, replacing the documents of the same events. A
-// document written again as it was (its vector, embedded in the background,
-// coming after its terms) keeps its postings.
+// writeDocs stores docs, replacing the documents of the same events: new
+// ones (most) in memory until the next flush, others through the file. A
+// document written again as it was (its vector, embedded in the
+// background, coming after its terms) keeps its postings.
 func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []StoredDoc) error {
 	encoded := make([]diskDoc, 0, len(docs))
 	for _, sd := range docs {
@@ -118,12 +122,22 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 	if len(encoded) == 0 {
 		return nil
 	}
-	return d.update(ctx, func(tx diskTx) error {
-		w := ownerWrite{ctx: ctx, tx: tx}
-		err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = tx.row(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) RETURNING id`, o.App, o.User).Scan(&w.owner)
+	d.gate.RLock()
+	staged, err := d.stageNew(ctx, o, encoded)
+	d.gate.RUnlock()
+	if err != nil || staged {
+		if err == nil {
+			err = d.staged(ctx)
 		}
+		return err
+	}
+	done, err := d.settle(ctx) // the file holds every document it may replace
+	if err != nil {
+		return err
+	}
+	defer done()
+	return d.update(ctx, func(tx diskTx) error {
+		w, err := startOwnerWrite(ctx, tx, o)
 		if err != nil {
 			return err
 		}
@@ -134,6 +148,38 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 		}
 		return w.finish()
 	})
+}
+
+// stageNew stages docs in memory when the file holds none of them.
+func (d *diskDB) stageNew(ctx context.Context, o Owner, docs []diskDoc) (bool, error) {
+	id, found, err := ownerID(ctx, d, o)
+	if err != nil {
+		return false, err
+	}
+	for _, dd := range docs {
+		if !found || d.unflushed(o, eventKey{dd.SessionID, dd.EventID}) {
+			continue
+		}
+		var one int
+		err := d.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, dd.SessionID, dd.EventID).Scan(&one)
+		switch {
+		case err == nil:
+			return false, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return false, err
+		}
+	}
+	return d.stage(o, docs), nil
+}
+
+// startOwnerWrite begins writing o's rows in tx, making the owner if need be.
+func startOwnerWrite(ctx context.Context, tx diskTx, o Owner) (*ownerWrite, error) {
+	w := &ownerWrite{ctx: ctx, tx: tx}
+	err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.row(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) RETURNING id`, o.App, o.User).Scan(&w.owner)
+	}
+	return w, err
 }
 
 // ownerWrite is one transaction's writes to one owner's rows, with the
@@ -281,6 +327,11 @@ func (w *ownerWrite) finish() error {
 // removeWhere deletes the owner's documents that drop names (by session
 // and event), looking only at one session's when session is set.
 func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, eventID string) bool, session string) error {
+	done, err := d.settle(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	return d.update(ctx, func(tx diskTx) error {
 		w := ownerWrite{ctx: ctx, tx: tx}
 		err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
@@ -327,18 +378,21 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 }
 
 func (d *diskDB) missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) ([]string, error) {
-	var r rowReader = d
-	if g := groupIn(ctx); g != nil && g.db == d {
-		r = g.tx // what the group wrote is held too
-	}
-	id, found, err := ownerID(ctx, r, o)
-	if err != nil || !found {
-		return eventIDs, err
+	id, found, err := ownerID(ctx, d, o)
+	if err != nil {
+		return nil, err
 	}
 	var missing []string
 	for _, ev := range eventIDs {
+		if d.unflushed(o, eventKey{sessionID, ev}) {
+			continue
+		}
+		if !found {
+			missing = append(missing, ev)
+			continue
+		}
 		var one int
-		err := r.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
+		err := d.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			missing = append(missing, ev)

@@ -128,14 +128,10 @@ func (x *Index) follow(ctx context.Context, sessions session.Service, handle ses
 		if len(resp.Changes) == 0 {
 			return nil
 		}
-		err = x.grouped(ctx, func(ctx context.Context) (err error) {
-			if err := applyChanges(ctx, x.opts.include, resp.Changes, target); err != nil {
-				return err
-			}
-			cursor, err = x.advance(ctx, cursor, resp.Cursor)
+		if err := applyChanges(ctx, x.opts.include, resp.Changes, target); err != nil {
 			return err
-		})
-		if err != nil {
+		}
+		if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
 			return err
 		}
 		if time.Since(logged) > progressEvery {
@@ -168,32 +164,12 @@ func (x *Index) applyHandle(ctx context.Context, s session.Session, cursor int64
 			docs = append(docs, doc)
 		}
 	}
-	err := x.grouped(ctx, func(ctx context.Context) (err error) {
-		if err := target.addSession(ctx, Owner{s.AppName(), s.UserID()}, s.ID(), docs); err != nil {
-			return err
-		}
-		cursor, err = x.advance(ctx, cursor, newest)
-		return err
-	})
-	if err != nil {
+	if err := target.addSession(ctx, Owner{s.AppName(), s.UserID()}, s.ID(), docs); err != nil {
 		return newest, false, err
 	}
+	cursor, err := x.advance(ctx, cursor, newest)
 	x.floor.Store(cursor)
-	return newest, cursor >= newest, nil
-}
-
-// grouper is a store that can make a run of writes, and its cursor's
-// moves, one transaction (see diskStore.group).
-type grouper interface {
-	group(ctx context.Context, fn func(ctx context.Context) error) error
-}
-
-// grouped runs fn in one transaction of the store, if it has them.
-func (x *Index) grouped(ctx context.Context, fn func(ctx context.Context) error) error {
-	if g, ok := x.store.(grouper); ok {
-		return g.group(ctx, fn)
-	}
-	return fn(ctx)
+	return newest, cursor >= newest, err
 }
 
 // advance moves the feed cursor from from to to and returns where it is:

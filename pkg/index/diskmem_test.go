@@ -1,0 +1,185 @@
+package index
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// The index on disk ranks exactly as the one in memory (same documents,
+// same scores, same order), whatever is still in memory and whatever the
+// file holds: documents are written, sessions deleted and the memory
+// flushed at random points, and after each step random searches, filtered
+// or not, must agree to the last bit of every score.
+func TestTheFileRanksAsMemoryDoes(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	inMemory, err := NewKeyword(WithSessions(sessions), WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := NewKeyword(WithFile(filepath.Join(t.TempDir(), "index.db")), WithSessions(sessions), WithLogger(quiet()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onDisk.Close()
+	for _, idx := range []*Index{inMemory, onDisk} {
+		if err := idx.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := onDisk.store.(*diskStore)
+	r := rand.New(rand.NewPCG(1, 2))
+	words := []string{"garden", "river", "zeppelin", "tea", "lisbon", "peanut", "dog", "park", "run", "runs", "green", "flight", "May", "Caroline"}
+	sentence := func(n int) string {
+		s := ""
+		for i := range n {
+			if i > 0 {
+				s += " "
+			}
+			s += words[r.IntN(len(words))]
+		}
+		return s
+	}
+	users := []string{"ann", "bob", "cyd"}
+	handles := map[string]session.Session{}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for step := range 200 {
+		user := users[r.IntN(len(users))]
+		sid := fmt.Sprintf("%s-s%d", user, r.IntN(4))
+		switch p := r.Float64(); {
+		case p < 0.08 && handles[sid] != nil:
+			if err := sessions.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: user, SessionID: sid}); err != nil {
+				t.Fatal(err)
+			}
+			delete(handles, sid)
+			for _, idx := range []*Index{inMemory, onDisk} {
+				if err := idx.CatchUp(ctx, sessions); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case p < 0.25:
+			if err := store.db.flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if handles[sid] == nil {
+				resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "app", UserID: user, SessionID: sid})
+				if err != nil {
+					t.Fatal(err)
+				}
+				handles[sid] = resp.Session
+			}
+			for range 1 + r.IntN(5) {
+				ev := &session.Event{Author: []string{"user", "Caroline", "Mel"}[r.IntN(3)], Timestamp: base.Add(time.Duration(r.IntN(1000)) * time.Hour),
+					Message: session.NewTextMessage([]string{session.RoleUser, session.RoleAssistant}[r.IntN(2)], sentence(1+r.IntN(12)))}
+				if err := sessions.AppendEvent(ctx, handles[sid], ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, idx := range []*Index{inMemory, onDisk} {
+				if err := idx.Index(ctx, handles[sid]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for range 8 {
+			req := &SearchRequest{Query: sentence(1 + r.IntN(3)), AppName: "app", UserID: users[r.IntN(len(users))], Limit: 1 + r.IntN(20)}
+			switch r.IntN(4) {
+			case 0:
+				req.Filter.Author = "Caroline"
+			case 1:
+				req.Filter.After = base.Add(time.Duration(r.IntN(1000)) * time.Hour)
+			}
+			want, err := inMemory.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := onDisk.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := ranking(got.Results), ranking(want.Results); a != b {
+				t.Fatalf("step %d, %+v:\non disk   %s\nin memory %s", step, *req, a, b)
+			}
+		}
+	}
+}
+
+func ranking(rs []SearchResult) string {
+	out := ""
+	for _, r := range rs {
+		out += fmt.Sprintf("%s/%s %v %d|", r.SessionID, r.EventID, r.Score, r.Timestamp.UnixNano())
+	}
+	return out
+}
+
+// A search while documents are flushed to the file sees each of them once:
+// never none of an acknowledged one, never one twice.
+func TestASearchDuringAFlushSeesEachDocumentOnce(t *testing.T) {
+	ctx := t.Context()
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	o := Owner{"app", "u"}
+	var mu sync.Mutex
+	written := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 3000 {
+			doc := StoredDoc{Document: Document{SessionID: "s", EventID: fmt.Sprint(i), Seq: int64(i), Text: "marker"}, Terms: []string{"marker"}}
+			if err := store.Write(ctx, o, []StoredDoc{doc}); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			written++
+			mu.Unlock()
+			if i%97 == 0 {
+				if err := store.db.flush(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	for searching := true; searching; {
+		select {
+		case <-done:
+			searching = false
+		default:
+		}
+		mu.Lock()
+		before := written
+		mu.Unlock()
+		rs, err := store.Search(ctx, o, StoreQuery{Terms: []string{"marker"}, Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		after := written
+		mu.Unlock()
+		seen := map[string]bool{}
+		for _, r := range rs {
+			if seen[r.EventID] {
+				t.Fatalf("event %s found twice among %d results", r.EventID, len(rs))
+			}
+			seen[r.EventID] = true
+		}
+		if len(rs) < before || len(rs) > after+1 { // one more may be written, not yet counted
+			t.Fatalf("found %d documents, with %d written before the search and %d after", len(rs), before, after)
+		}
+	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
