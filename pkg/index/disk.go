@@ -147,13 +147,13 @@ func (t diskTx) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 // diskLayout numbers the file's tables: a file of another is built again.
-const diskLayout int64 = 1
+const diskLayout int64 = 2
 
 const diskTables = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS owners(
 	id INTEGER PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL,
-	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0, fresh INTEGER NOT NULL DEFAULT 0,
+	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(app, user));
 CREATE TABLE IF NOT EXISTS docs(
 	owner INTEGER NOT NULL, doc INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
@@ -164,9 +164,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS docs_event ON docs(owner, session, event);
 CREATE TABLE IF NOT EXISTS postings(
 	owner INTEGER NOT NULL, term INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
 	PRIMARY KEY(owner, term, doc)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS fresh(
-	owner INTEGER NOT NULL, doc INTEGER NOT NULL, term INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
-	PRIMARY KEY(owner, doc, term)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(
 	owner INTEGER NOT NULL, doc INTEGER NOT NULL, vec BLOB NOT NULL,
 	PRIMARY KEY(owner, doc)) WITHOUT ROWID;
@@ -507,7 +504,7 @@ func (s *diskStore) DropOwner(ctx context.Context, o Owner) error {
 			if err != nil || !found {
 				return err
 			}
-			for _, table := range []string{"postings", "fresh", "vectors", "docs"} {
+			for _, table := range []string{"postings", "vectors", "docs"} {
 				if _, err := tx.exec(ctx, `DELETE FROM `+table+` WHERE owner = ?`, id); err != nil {
 					return err
 				}

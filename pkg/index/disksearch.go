@@ -26,8 +26,8 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	d.viewMu.RLock() // no flush commits while the file and memory are read
 	defer d.viewMu.RUnlock()
 	mem := d.view(o, hashes)
-	var owner, live, total, fresh int64
-	err := d.row(ctx, `SELECT id, docs, length, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total, &fresh)
+	var owner, live, total int64
+	err := d.row(ctx, `SELECT id, docs, length FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&owner, &live, &total)
 	onDisk := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
@@ -42,12 +42,6 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if !f.IsZero() {
 		filter = &keptDocs{d: d, ctx: ctx, owner: owner, mem: mem, f: f, known: map[int64]bool{}}
 	}
-	var recent map[int64][]diskPosting
-	if fresh > 0 {
-		if recent, err = d.freshPostings(ctx, owner, hashes); err != nil {
-			return nil, err
-		}
-	}
 	scores := map[int64]float64{}
 	var ps []diskPosting
 	for _, term := range hashes {
@@ -57,7 +51,6 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 				return nil, err
 			}
 		}
-		ps = append(ps, recent[term]...)
 		ps = append(ps, mem.postings[term]...)
 		df := len(ps)
 		if df == 0 {
@@ -95,42 +88,6 @@ func (d *diskDB) postings(ctx context.Context, owner, term int64, ps []diskPosti
 		ps = append(ps, p)
 	}
 	return ps, rows.Err()
-}
-
-// freshPostings reads the owner's fresh postings of terms, by term: one
-// pass over the owner's few fresh documents, however many terms.
-func (d *diskDB) freshPostings(ctx context.Context, owner int64, terms []int64) (map[int64][]diskPosting, error) {
-	out := map[int64][]diskPosting{}
-	const perStatement = 32 // a statement for each count of terms, so few counts
-	for start := 0; start < len(terms); start += perStatement {
-		part := terms[start:min(start+perStatement, len(terms))]
-		args := make([]any, 0, perStatement+1)
-		args = append(args, owner)
-		for _, t := range part {
-			args = append(args, t)
-		}
-		for len(args) < perStatement+1 { // repeating a term changes nothing
-			args = append(args, part[0])
-		}
-		rows, err := d.query(ctx, `SELECT term, doc, tf, length FROM fresh WHERE owner = ? AND term IN (?`+strings.Repeat(`, ?`, perStatement-1)+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var term int64
-			var p diskPosting
-			if err := rows.Scan(&term, &p.doc, &p.tf, &p.length); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[term] = append(out[term], p)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // keptDocs applies a filter to documents by number, reading each once.

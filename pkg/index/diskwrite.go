@@ -2,12 +2,14 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -94,15 +96,6 @@ func ownerID(ctx context.Context, q rowReader, o Owner) (id int64, found bool, e
 	return id, err == nil, err
 }
 
-// freshLimit is how many of an owner's documents keep their postings in
-// the fresh table (in document order: a document written touches a page
-// or two) before they are merged into the postings table (in term order:
-// a search reads a term's postings together), where each page a merge
-// touches is written once for all of them instead of once per document.
-// Writing a LongMemEval turn term by term wrote 60 pages; a search reads
-// the fresh rows of its owner, at most this many documents'.
-const freshLimit = 64
-
 // writeDocs stores docs, replacing the documents of the same events: new
 // ones (most) in memory until the next flush, others through the file. A
 // document written again as it was (its vector, embedded in the
@@ -175,7 +168,7 @@ func (d *diskDB) stageNew(ctx context.Context, o Owner, docs []diskDoc) (bool, e
 // startOwnerWrite begins writing o's rows in tx, making the owner if need be.
 func startOwnerWrite(ctx context.Context, tx diskTx, o Owner) (*ownerWrite, error) {
 	w := &ownerWrite{ctx: ctx, tx: tx}
-	err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
+	err := tx.row(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.row(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) RETURNING id`, o.App, o.User).Scan(&w.owner)
 	}
@@ -188,9 +181,9 @@ type ownerWrite struct {
 	ctx        context.Context
 	tx         diskTx
 	owner      int64
-	next       int64 // the owner's next document number
-	fresh      int64 // documents whose postings are in the fresh table
-	docs, size int64 // added to the owner's document count and total length
+	next       int64         // the owner's next document number
+	postings   []termPosting // to insert at finish, in the order of the table's key
+	docs, size int64         // added to the owner's document count and total length
 }
 
 func (w *ownerWrite) put(dd diskDoc) error {
@@ -241,8 +234,8 @@ func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 	return nil
 }
 
-// insert writes a document numbered doc and its postings (to the fresh
-// table), unless the file holds the event's document already.
+// insert writes a document numbered doc (its postings at finish), unless
+// the file holds the event's document already.
 func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
 	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(owner, session, event) DO NOTHING`,
@@ -253,36 +246,21 @@ func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return false, err
 	}
-	if len(dd.tfs) == 0 {
-		return true, nil
+	for i, tf := range dd.tfs {
+		w.postings = append(w.postings, termPosting{termAt(dd.terms, i), diskPosting{doc: doc, tf: tf, length: dd.length}})
 	}
-	// Many rows a statement: a statement each cost more than the rows.
-	const perStatement = 100
-	for start := 0; start < len(dd.tfs); start += perStatement {
-		n := min(perStatement, len(dd.tfs)-start)
-		args := make([]any, 0, 5*n)
-		for i := start; i < start+n; i++ {
-			args = append(args, w.owner, doc, int64(binary.LittleEndian.Uint64(dd.terms[8*i:])), dd.tfs[i], dd.length)
-		}
-		if _, err := w.tx.exec(w.ctx, `INSERT INTO fresh(owner, doc, term, tf, length) VALUES (?, ?, ?, ?, ?)`+
-			strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1), args...); err != nil {
-			return false, err
-		}
-	}
-	w.fresh++
 	return true, nil
 }
 
-// dropPostings deletes a document's postings, from whichever table holds them.
+// termPosting is a posting with its term, as the postings table keys it.
+type termPosting struct {
+	term int64
+	diskPosting
+}
+
+// dropPostings deletes a document's postings.
 func (w *ownerWrite) dropPostings(doc int64, terms []byte) error {
-	res, err := w.tx.exec(w.ctx, `DELETE FROM fresh WHERE owner = ? AND doc = ?`, w.owner, doc)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n > 0 {
-		w.fresh--
-		return err
-	}
+	w.postings = slices.DeleteFunc(w.postings, func(p termPosting) bool { return p.doc == doc }) // not written yet
 	for i := 0; i+8 <= len(terms); i += 8 {
 		term := int64(binary.LittleEndian.Uint64(terms[i:]))
 		if _, err := w.tx.exec(w.ctx, `DELETE FROM postings WHERE owner = ? AND term = ? AND doc = ?`, w.owner, term, doc); err != nil {
@@ -307,20 +285,26 @@ func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
 	return nil
 }
 
-// finish merges the fresh postings when there are enough, and records the
-// owner's statistics.
+// finish inserts the postings, in the order of the table's key (so each
+// page of it is written once, however many documents of a flush it takes)
+// and many a statement, and records the owner's statistics.
 func (w *ownerWrite) finish() error {
-	if w.fresh >= freshLimit {
-		if _, err := w.tx.exec(w.ctx, `INSERT INTO postings(owner, term, doc, tf, length) SELECT owner, term, doc, tf, length FROM fresh WHERE owner = ?`, w.owner); err != nil {
+	slices.SortFunc(w.postings, func(a, b termPosting) int { return cmp.Or(cmp.Compare(a.term, b.term), cmp.Compare(a.doc, b.doc)) })
+	const perStatement = 100
+	args := make([]any, 0, 5*perStatement)
+	for start := 0; start < len(w.postings); start += perStatement {
+		part := w.postings[start:min(start+perStatement, len(w.postings))]
+		args = args[:0]
+		for _, p := range part {
+			args = append(args, w.owner, p.term, p.doc, p.tf, p.length)
+		}
+		if _, err := w.tx.exec(w.ctx, `INSERT INTO postings(owner, term, doc, tf, length) VALUES (?, ?, ?, ?, ?)`+
+			strings.Repeat(`, (?, ?, ?, ?, ?)`, len(part)-1), args...); err != nil {
 			return err
 		}
-		if _, err := w.tx.exec(w.ctx, `DELETE FROM fresh WHERE owner = ?`, w.owner); err != nil {
-			return err
-		}
-		w.fresh = 0
 	}
-	_, err := w.tx.exec(w.ctx, `UPDATE owners SET docs = docs + ?, length = length + ?, next = ?, fresh = ? WHERE id = ?`,
-		w.docs, w.size, w.next, w.fresh, w.owner)
+	w.postings = w.postings[:0]
+	_, err := w.tx.exec(w.ctx, `UPDATE owners SET docs = docs + ?, length = length + ?, next = ? WHERE id = ?`, w.docs, w.size, w.next, w.owner)
 	return err
 }
 
@@ -334,7 +318,7 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 	defer done()
 	return d.update(ctx, func(tx diskTx) error {
 		w := ownerWrite{ctx: ctx, tx: tx}
-		err := tx.row(ctx, `SELECT id, next, fresh FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next, &w.fresh)
+		err := tx.row(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		} else if err != nil {
