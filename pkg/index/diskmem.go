@@ -9,12 +9,13 @@ import (
 // The index file takes new documents in memory first and writes them in
 // batches, as a log-structured store does: an append's turn is a few
 // microseconds on the heap, and the file gets one transaction for
-// thousands of turns, where a transaction each cost an append more than
-// the append itself (on LongMemEval's turns over HTTP, 8 writers: 1,287
-// appends a second against 2,334 with the index in memory). The change
-// feed is the write-ahead log: the file's cursors move with the batch
-// that holds what they stand for, so a crash loses only what the feed
-// gives back at the next start.
+// thousands of turns, each page of its postings written once, where a
+// transaction each cost an append more than the append itself (bench/scale,
+// LongMemEval's turns over HTTP, 8 writers: 1,287 appends a second with a
+// transaction each, 2,133 batched, 2,334 with the index on the heap). The
+// change feed is the write-ahead log: the file's cursors move with the
+// batch that holds what they stand for, so a crash loses only what the
+// feed gives back at the next start.
 
 // Flushing: at least every flushEvery, and at once past flushAt documents;
 // past maxUnflushed a writer waits for the flush (memory stays bounded
