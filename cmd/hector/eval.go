@@ -156,7 +156,7 @@ func forgetApp(sessions session.Service, app string, d *eval.Dataset) {
 func indexDescription(cfg *config.Config) string {
 	for _, l := range cfg.Locations() {
 		if l.What == "index" {
-			what, _, _ := strings.Cut(l.Where, ", snapshot ")
+			what, _, _ := strings.Cut(l.Where, ", kept in ")
 			return what
 		}
 	}
