@@ -43,22 +43,7 @@ func TestForgetLeavesNothingInTheSnapshot(t *testing.T) {
 				return idx
 			}
 			idx := open()
-			sessions := session.NewInMemoryService()
-			for _, user := range []string{"erin", "frank"} {
-				resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := range 3 {
-					text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
-					if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := idx.Index(t.Context(), resp.Session); err != nil {
-					t.Fatal(err)
-				}
-			}
+			indexErinAndFrank(t, idx)
 			if err := idx.Close(); err != nil { // the snapshot as a previous run left it
 				t.Fatal(err)
 			}
@@ -89,6 +74,27 @@ func TestForgetLeavesNothingInTheSnapshot(t *testing.T) {
 				t.Error("frank's words are not in the snapshot")
 			}
 		})
+	}
+}
+
+// indexErinAndFrank indexes a session of three turns for each of erin and
+// frank, each turn naming its user and holding a canary.
+func indexErinAndFrank(t *testing.T, idx *Index) {
+	sessions := session.NewInMemoryService()
+	for _, user := range []string{"erin", "frank"} {
+		resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
+			if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -160,22 +166,7 @@ func TestForgetLeavesNothingInTheFile(t *testing.T) {
 		return idx
 	}
 	idx := open()
-	sessions := session.NewInMemoryService()
-	for _, user := range []string{"erin", "frank"} {
-		resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: user, SessionID: user + "-s"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 3 {
-			text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
-			if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := idx.Index(t.Context(), resp.Session); err != nil {
-			t.Fatal(err)
-		}
-	}
+	indexErinAndFrank(t, idx)
 	files := func() []byte {
 		var all []byte
 		for _, suffix := range []string{"", "-wal"} {
