@@ -183,3 +183,68 @@ func TestASearchDuringAFlushSeesEachDocumentOnce(t *testing.T) {
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// A vector embedded in the background finds its document wherever it is:
+// in the file (the first turn, flushed before it is embedded) or, mostly,
+// still in memory (the second, embedded at once).
+func TestBackgroundVectorsReachDocumentsInMemoryAndInTheFile(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	gate := newGatedEmbedder(t, "zeppelin", "lighthouse")
+	idx := openBackground(t, sessions, gate, 100, WithFile(filepath.Join(t.TempDir(), "index.db")), WithLogger(quiet()))
+	defer idx.Close()
+	db := idx.store.(*diskStore).db
+	s := newSession(t, sessions, "s")
+	appendTurn(t, ctx, sessions, s, "a zeppelin over the bay")
+	if err := idx.Index(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.flush(ctx); err != nil { // its terms in the file, its vector still to come
+		t.Fatal(err)
+	}
+	gate.release()
+	if err := idx.AwaitVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendTurn(t, ctx, sessions, s, "a lighthouse on the cape")
+	if err := idx.Index(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.AwaitVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, query := range []string{"zeppelin", "lighthouse"} {
+		if signals := signalsOf(t, idx, query, "s"); signals["vector"].Rank == 0 || signals["keyword"].Rank == 0 {
+			t.Errorf("%s: found by %v; want its words and its vector", query, signals)
+		}
+	}
+}
+
+// A document written again with other words replaces the one before,
+// in memory or in the file: its old words find nothing, and the owner
+// counts one document.
+func TestADocumentWrittenAgainReplacesItsWords(t *testing.T) {
+	ctx := t.Context()
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	o := Owner{"app", "u"}
+	for _, words := range [][]string{{"alpha"}, {"beta"}, {"gamma", "gamma"}} {
+		doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: words[0]}, Terms: words}
+		if err := store.Write(ctx, o, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for word, want := range map[string]int{"alpha": 0, "beta": 0, "gamma": 1} {
+		rs, err := store.Search(ctx, o, StoreQuery{Terms: []string{word}, Limit: 10})
+		if err != nil || len(rs) != want {
+			t.Errorf("%s: %d results, %v; want %d", word, len(rs), err, want)
+		}
+	}
+	var docs, length int64
+	if err := store.db.row(ctx, `SELECT docs, length FROM owners`).Scan(&docs, &length); err != nil || docs != 1 || length != 2 {
+		t.Errorf("the owner counts %d documents of total length %d (%v); want 1 of 2", docs, length, err)
+	}
+}

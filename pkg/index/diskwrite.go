@@ -124,6 +124,9 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 		}
 		return err
 	}
+	if attached, err := d.attachVectors(ctx, o, encoded); err != nil || attached {
+		return err
+	}
 	done, err := d.settle(ctx) // the file holds every document it may replace
 	if err != nil {
 		return err
@@ -141,6 +144,50 @@ func (d *diskDB) writeDocs(ctx context.Context, o Owner, schema Schema, docs []S
 		}
 		return w.finish()
 	})
+}
+
+// attachVectors writes the vectors of documents the file holds as they
+// are, embedded in the background after their terms were flushed: a
+// vector changes no statistic, so nothing needs flushing first. It reports
+// false, having written nothing, unless each of docs is such a document.
+func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bool, error) {
+	if slices.ContainsFunc(docs, func(dd diskDoc) bool { return dd.vec == nil }) {
+		return false, nil
+	}
+	attached := false
+	err := d.update(ctx, func(tx diskTx) error {
+		id, found, err := ownerID(ctx, tx, o)
+		if err != nil || !found {
+			return err
+		}
+		nums := make([]int64, len(docs))
+		for i, dd := range docs {
+			var stored diskDoc
+			err := tx.row(ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && !sameStored(&stored, &dd) {
+				return nil // not only vectors: written another way
+			} else if err != nil {
+				return err
+			}
+		}
+		for i, dd := range docs {
+			if _, err := tx.exec(ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
+				id, nums[i], dd.vec); err != nil {
+				return err
+			}
+		}
+		attached = true
+		return nil
+	})
+	return attached, err
+}
+
+// sameStored reports whether the file's document (read without its
+// session and event, which found it) is dd.
+func sameStored(stored, dd *diskDoc) bool {
+	return stored.Seq == dd.Seq && stored.Author == dd.Author && stored.Role == dd.Role && bytes.Equal(stored.ts, dd.ts) &&
+		stored.length == dd.length && bytes.Equal(stored.terms, dd.terms) && stored.Text == dd.Text
 }
 
 // stageNew stages docs in memory when the file holds none of them.
@@ -199,25 +246,22 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		w.size += dd.length
 		return w.putVector(doc, dd)
 	}
-	var seq, length int64
-	var author, role, text string
-	var ts, terms []byte
+	var stored diskDoc
 	err = w.tx.row(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &seq, &author, &role, &ts, &length, &terms, &text)
+		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
 	switch {
 	case err != nil:
 		return err
-	case seq == dd.Seq && author == dd.Author && role == dd.Role && bytes.Equal(ts, dd.ts) && length == dd.length &&
-		bytes.Equal(terms, dd.terms) && text == dd.Text:
+	case sameStored(&stored, &dd):
 		// the same document: only its vector may be new
 	default:
-		if err := w.dropPostings(doc, terms); err != nil {
+		if err := w.dropPostings(doc, stored.terms); err != nil {
 			return err
 		}
 		if _, err := w.tx.exec(w.ctx, `DELETE FROM docs WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
 			return err
 		}
-		w.size += dd.length - length
+		w.size += dd.length - stored.length
 		if _, err := w.insert(doc, dd); err != nil {
 			return err
 		}
