@@ -147,7 +147,7 @@ func (t diskTx) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 // diskLayout numbers the file's tables: a file of another is built again.
-const diskLayout int64 = 2
+const diskLayout int64 = 3
 
 const diskTables = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -156,18 +156,29 @@ CREATE TABLE IF NOT EXISTS owners(
 	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(app, user));
 CREATE TABLE IF NOT EXISTS docs(
-	owner INTEGER NOT NULL, doc INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
+	id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
 	seq INTEGER NOT NULL, author TEXT NOT NULL, role TEXT NOT NULL, ts BLOB, length INTEGER NOT NULL,
-	terms BLOB, text TEXT NOT NULL,
-	PRIMARY KEY(owner, doc)) WITHOUT ROWID;
+	terms BLOB, text TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS docs_event ON docs(owner, session, event);
 CREATE TABLE IF NOT EXISTS postings(
 	owner INTEGER NOT NULL, term INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
 	PRIMARY KEY(owner, term, doc)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vectors(
-	owner INTEGER NOT NULL, doc INTEGER NOT NULL, vec BLOB NOT NULL,
-	PRIMARY KEY(owner, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 `
+
+// Documents and vectors are rows of ordinary tables whose row ID is the
+// owner's number, then the document's (rowID): an owner's rows lie
+// together as in the postings' table, and a row of a kilobyte or two (a
+// long turn, a vector) is kept in its page, where a table keyed by a
+// compound key overflowed it into pages of its own: 4.7 KB a vector of
+// 1.5 KB.
+func rowID(owner, doc int64) int64 { return owner<<32 | doc }
+
+// ownerRows is the range of the owner's row IDs.
+func ownerRows(owner int64) (first, last int64) { return rowID(owner, 0), rowID(owner, 1<<32-1) }
+
+// docOfRow takes a document's number from its row ID, in SQL.
+const docOfRow = `& 4294967295`
 
 // Meta keys.
 const (
@@ -504,10 +515,14 @@ func (s *diskStore) DropOwner(ctx context.Context, o Owner) error {
 			if err != nil || !found {
 				return err
 			}
-			for _, table := range []string{"postings", "vectors", "docs"} {
+			for _, table := range []string{"postings", "docs"} {
 				if _, err := tx.exec(ctx, `DELETE FROM `+table+` WHERE owner = ?`, id); err != nil {
 					return err
 				}
+			}
+			first, last := ownerRows(id)
+			if _, err := tx.exec(ctx, `DELETE FROM vectors WHERE id BETWEEN ? AND ?`, first, last); err != nil {
+				return err
 			}
 			_, err = tx.exec(ctx, `DELETE FROM owners WHERE id = ?`, id)
 			return err

@@ -194,16 +194,15 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 	const chunk = 32 // a statement for each count of documents, so few counts
 	for start := 0; start < len(docs); start += chunk {
 		part := docs[start:min(start+chunk, len(docs))]
-		args := make([]any, 0, chunk+1)
-		args = append(args, owner)
+		args := make([]any, 0, chunk)
 		for _, doc := range part {
-			args = append(args, doc)
+			args = append(args, rowID(owner, doc))
 		}
-		for len(args) < chunk+1 { // repeating a document reads it once
-			args = append(args, part[0])
+		for len(args) < chunk { // repeating a document reads it once
+			args = append(args, args[0])
 		}
-		rows, err := d.query(ctx, `SELECT doc, session, event, seq, author, role, ts, `+text+
-			` FROM docs WHERE owner = ? AND doc IN (?`+strings.Repeat(`, ?`, chunk-1)+`)`, args...)
+		rows, err := d.query(ctx, `SELECT id `+docOfRow+`, session, event, seq, author, role, ts, `+text+
+			` FROM docs WHERE id IN (?`+strings.Repeat(`, ?`, chunk-1)+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -300,11 +299,12 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 // f keeps, with its cosine similarity to the unit vector q.
 func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Filter, consider func(doc int64, score float32)) error {
 	filtered := !f.IsZero()
-	query := `SELECT doc, vec FROM vectors WHERE owner = ?`
+	query := `SELECT id ` + docOfRow + `, vec FROM vectors WHERE id BETWEEN ? AND ?`
 	if filtered {
-		query = `SELECT v.doc, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.owner = v.owner AND d.doc = v.doc WHERE v.owner = ?`
+		query = `SELECT v.id ` + docOfRow + `, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.id = v.id WHERE v.id BETWEEN ? AND ?`
 	}
-	rows, err := d.query(ctx, query, owner)
+	first, last := ownerRows(owner)
+	rows, err := d.query(ctx, query, first, last)
 	if err != nil {
 		return err
 	}

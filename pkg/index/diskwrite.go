@@ -163,7 +163,7 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 		nums := make([]int64, len(docs))
 		for i, dd := range docs {
 			var stored diskDoc
-			err := tx.row(ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+			err := tx.row(ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
 				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
 			if errors.Is(err, sql.ErrNoRows) || err == nil && !sameStored(&stored, &dd) {
 				return nil // not only vectors: written another way
@@ -172,8 +172,8 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 			}
 		}
 		for i, dd := range docs {
-			if _, err := tx.exec(ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
-				id, nums[i], dd.vec); err != nil {
+			if _, err := tx.exec(ctx, `INSERT INTO vectors(id, vec) VALUES(?, ?) ON CONFLICT(id) DO UPDATE SET vec = excluded.vec`,
+				rowID(id, nums[i]), dd.vec); err != nil {
 				return err
 			}
 		}
@@ -247,7 +247,7 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		return w.putVector(doc, dd)
 	}
 	var stored diskDoc
-	err = w.tx.row(w.ctx, `SELECT doc, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+	err = w.tx.row(w.ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
 		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
 	switch {
 	case err != nil:
@@ -258,7 +258,7 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		if err := w.dropPostings(doc, stored.terms); err != nil {
 			return err
 		}
-		if _, err := w.tx.exec(w.ctx, `DELETE FROM docs WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM docs WHERE id = ?`, rowID(w.owner, doc)); err != nil {
 			return err
 		}
 		w.size += dd.length - stored.length
@@ -271,8 +271,8 @@ func (w *ownerWrite) put(dd diskDoc) error {
 
 func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 	if dd.vec != nil {
-		_, err := w.tx.exec(w.ctx, `INSERT INTO vectors(owner, doc, vec) VALUES(?, ?, ?) ON CONFLICT(owner, doc) DO UPDATE SET vec = excluded.vec`,
-			w.owner, doc, dd.vec)
+		_, err := w.tx.exec(w.ctx, `INSERT INTO vectors(id, vec) VALUES(?, ?) ON CONFLICT(id) DO UPDATE SET vec = excluded.vec`,
+			rowID(w.owner, doc), dd.vec)
 		return err
 	}
 	return nil
@@ -281,9 +281,9 @@ func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 // insert writes a document numbered doc (its postings at finish), unless
 // the file holds the event's document already.
 func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
-	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(owner, doc, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(id, owner, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(owner, session, event) DO NOTHING`,
-		w.owner, doc, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
+		rowID(w.owner, doc), w.owner, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
 	if err != nil {
 		return false, err
 	}
@@ -320,7 +320,7 @@ func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
 		return err
 	}
 	for _, table := range []string{"vectors", "docs"} {
-		if _, err := w.tx.exec(w.ctx, `DELETE FROM `+table+` WHERE owner = ? AND doc = ?`, w.owner, doc); err != nil {
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM `+table+` WHERE id = ?`, rowID(w.owner, doc)); err != nil {
 			return err
 		}
 	}
@@ -372,7 +372,7 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 			doc, length int64
 			terms       []byte
 		}
-		query, args := `SELECT doc, session, event, length, terms FROM docs WHERE owner = ?`, []any{w.owner}
+		query, args := `SELECT id `+docOfRow+`, session, event, length, terms FROM docs WHERE owner = ?`, []any{w.owner}
 		if session != "" {
 			query, args = query+` AND session = ?`, append(args, session)
 		}
