@@ -1,0 +1,370 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// diskDB is an open index file: a pool of readers, one writer, each with
+// its statements prepared once (the driver would prepare a query again on
+// every call, which cost as much as running it).
+type diskDB struct {
+	read, write   *sql.DB
+	reads, writes statements
+	writeMu       sync.Mutex // a write transaction at a time, queued in Go rather than on SQLite's busy wait
+
+	// New documents, in memory until flushed (see diskmem.go).
+	memMu        sync.Mutex
+	mem          *memtable        // taking writes
+	flushing     *memtable        // being written to the file; nil between flushes
+	cursors      map[string]int64 // as applied; the file has them as of the last flush
+	cursorsMoved bool             // since the last flush
+	flushMu      sync.Mutex       // a flush at a time
+	viewMu       sync.RWMutex     // searches read; a flush's commit writes
+	gate         sync.RWMutex     // staging reads; settle writes
+	kick, stop   chan struct{}
+	flusherDone  chan struct{}
+}
+
+type statements struct {
+	db    *sql.DB
+	cache sync.Map // query → *sql.Stmt
+}
+
+func (s *statements) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.cache.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.cache.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (s *statements) close() {
+	s.cache.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
+}
+
+// scanner is a row to scan, or the error that kept it from being read.
+type scanner interface{ Scan(dest ...any) error }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// row and query read with the readers' statements.
+func (d *diskDB) row(ctx context.Context, query string, args ...any) scanner {
+	st, err := d.reads.get(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (d *diskDB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := d.reads.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// diskTx is a write transaction, with the writer's statements.
+type diskTx struct {
+	d  *diskDB
+	tx *sql.Tx
+}
+
+func (t diskTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := t.d.writes.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+func (t diskTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (t diskTx) row(ctx context.Context, query string, args ...any) scanner {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (t diskTx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// diskLayout numbers the file's tables: a file of another is built again.
+const diskLayout int64 = 3
+
+const diskTables = `
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS owners(
+	id INTEGER PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL,
+	docs INTEGER NOT NULL DEFAULT 0, length INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
+	UNIQUE(app, user));
+CREATE TABLE IF NOT EXISTS docs(
+	id INTEGER PRIMARY KEY, owner INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
+	seq INTEGER NOT NULL, author TEXT NOT NULL, role TEXT NOT NULL, ts BLOB, length INTEGER NOT NULL,
+	terms BLOB, text TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS docs_event ON docs(owner, session, event);
+CREATE TABLE IF NOT EXISTS postings(
+	owner INTEGER NOT NULL, term INTEGER NOT NULL, doc INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL,
+	PRIMARY KEY(owner, term, doc)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+`
+
+// Documents and vectors are rows of ordinary tables whose row ID is the
+// owner's number, then the document's (rowID): an owner's rows lie
+// together as in the postings' table, and a row of a kilobyte or two (a
+// long turn, a vector) is kept in its page, where a table keyed by a
+// compound key overflowed it into pages of its own: 4.7 KB a vector of
+// 1.5 KB.
+func rowID(owner, doc int64) int64 { return owner<<32 | doc }
+
+// ownerRows is the range of the owner's row IDs.
+func ownerRows(owner int64) (first, last int64) { return rowID(owner, 0), rowID(owner, 1<<32-1) }
+
+// docOfRow takes a document's number from its row ID, in SQL.
+const docOfRow = `& 4294967295`
+
+// Meta keys.
+const (
+	metaLayout      = "layout"
+	metaFingerprint = "fingerprint"
+	metaTerms       = "terms"
+	metaDims        = "dims"
+	metaCursor      = "cursor"   // the change feed is applied up to here
+	metaEmbedded    = "embedded" // and embedded in the background up to here
+)
+
+// openDiskDB opens (creating) the file at path. Deleted rows are
+// overwritten (secure_delete): an erased user's words must not stay in
+// free pages. The page cache is bounded per connection; the system's own
+// cache does the rest.
+func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
+	registerDiskDriver.Do(func() {
+		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			// Checkpoint the journal into the file every 64 MiB rather than
+			// every 4: a page written by many transactions is copied once.
+			_, err := c.Exec(`PRAGMA wal_autocheckpoint = 16384`, nil)
+			return err
+		}})
+	})
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL") // the index is derived: a power cut loses its last writes and the feed has them
+	q.Set("_busy_timeout", "10000")
+	q.Set("_secure_delete", "on")
+	q.Set("_cache_size", "-8192")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	read, err := sql.Open(diskDriver, dsn+q.Encode()+"&mode=rw")
+	if err != nil {
+		return nil, err
+	}
+	q.Set("_txlock", "immediate")
+	write, err := sql.Open(diskDriver, dsn+q.Encode()+"&mode=rwc")
+	if err != nil {
+		read.Close()
+		return nil, err
+	}
+	read.SetMaxOpenConns(4)
+	read.SetMaxIdleConns(4)
+	read.SetConnMaxLifetime(0)
+	// Writes take turns (writeMu) on one connection; the other prepares
+	// statements while a transaction holds the first.
+	write.SetMaxOpenConns(2)
+	write.SetMaxIdleConns(2)
+	write.SetConnMaxLifetime(0)
+	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}, mem: newMemtable()}
+	if _, err := write.Exec(diskTables); err != nil {
+		errors.Join(read.Close(), write.Close())
+		return nil, err
+	}
+	meta, err := d.meta(context.Background())
+	if err != nil {
+		errors.Join(read.Close(), write.Close())
+		return nil, err
+	}
+	d.cursors = map[string]int64{}
+	for _, k := range []string{metaCursor, metaEmbedded} {
+		d.cursors[k], _ = meta[k].(int64)
+	}
+	d.kick, d.stop, d.flusherDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go d.flusher(logger)
+	return d, nil
+}
+
+// diskDriver is SQLite with the index file's settings on every connection.
+const diskDriver = "sqlite3-hector-index"
+
+var registerDiskDriver sync.Once
+
+// close flushes what is unflushed and closes the file.
+func (d *diskDB) close() error {
+	close(d.stop)
+	<-d.flusherDone
+	err := d.flush(context.Background())
+	d.reads.close()
+	d.writes.close()
+	return errors.Join(err, d.read.Close(), d.write.Close())
+}
+
+// update runs fn in a write transaction.
+func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	tx, err := d.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(diskTx{d, tx}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// errOtherLayout: the file was written by a Hector whose tables differ.
+var errOtherLayout = errors.New("written by a Hector whose index file has another layout")
+
+// unreadable reports whether err says the file is no index this Hector
+// reads, rather than that it cannot be reached.
+func unreadable(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrFormat
+	}
+	return errors.Is(err, errOtherLayout)
+}
+
+// setAside renames a damaged file (and its journal) beside it, kept for
+// whoever wants to look, and replacing any file set aside before.
+func setAside(path string) error {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return os.Rename(path, path+".damaged")
+}
+
+func readDiskFile(ctx context.Context, path string, logger func() *slog.Logger) (*diskDB, Schema, error) {
+	db, err := openDiskDB(path, logger)
+	if err != nil {
+		return nil, Schema{}, err
+	}
+	schema, err := db.readSchema(ctx)
+	if err != nil {
+		db.close()
+		return nil, Schema{}, err
+	}
+	return db, schema, nil
+}
+
+func (d *diskDB) readSchema(ctx context.Context) (Schema, error) {
+	meta, err := d.meta(ctx)
+	if err != nil {
+		return Schema{}, err
+	}
+	if layout, ok := meta[metaLayout]; ok && layout != diskLayout {
+		return Schema{}, fmt.Errorf("%w (%v)", errOtherLayout, layout)
+	}
+	var s Schema
+	s.Fingerprint, _ = meta[metaFingerprint].(string)
+	terms, _ := meta[metaTerms].(int64)
+	dims, _ := meta[metaDims].(int64)
+	s.Terms, s.Dimensions = terms == 1, int(dims)
+	return s, nil
+}
+
+func (d *diskDB) meta(ctx context.Context) (map[string]any, error) {
+	rows, err := d.query(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	meta := map[string]any{}
+	for rows.Next() {
+		var k string
+		var v any
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		if b, ok := v.([]byte); ok {
+			v = string(b)
+		}
+		meta[k] = v
+	}
+	return meta, rows.Err()
+}
+
+// schemaMeta is how the file records schema.
+func schemaMeta(schema Schema) map[string]any {
+	terms := 0
+	if schema.Terms {
+		terms = 1
+	}
+	return map[string]any{metaLayout: diskLayout, metaFingerprint: schema.Fingerprint, metaTerms: terms, metaDims: schema.Dimensions}
+}
+
+func setMeta(ctx context.Context, tx diskTx, values map[string]any) error {
+	for k, v := range values {
+		if _, err := tx.exec(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *diskDB) checkpoint(ctx context.Context) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	_, err := d.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}
+
+func removeDiskFile(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
