@@ -32,7 +32,9 @@ func Run(t *testing.T, newIndex Factory) { run(t, newIndex, snapshotted) }
 // made with index.WithFile, and persisted by it.
 func RunOnDisk(t *testing.T, newIndex Factory) {
 	run(t, func(t *testing.T, opts ...index.Option) index.Live {
-		return newIndex(t, append([]index.Option{index.WithFile(filepath.Join(t.TempDir(), "index.db"))}, opts...)...)
+		idx := newIndex(t, append([]index.Option{index.WithFile(filepath.Join(t.TempDir(), "index.db"))}, opts...)...)
+		t.Cleanup(func() { idx.Close() }) // its file's connections and flusher; closing twice is harmless
+		return idx
 	}, onDisk)
 }
 
