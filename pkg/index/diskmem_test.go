@@ -125,11 +125,7 @@ func ranking(rs []SearchResult) string {
 // never none of an acknowledged one, never one twice.
 func TestASearchDuringAFlushSeesEachDocumentOnce(t *testing.T) {
 	ctx := t.Context()
-	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
-	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openKeywordFile(t)
 	o := Owner{"app", "u"}
 	var mu sync.Mutex
 	written := 0
@@ -225,11 +221,7 @@ func TestBackgroundVectorsReachDocumentsInMemoryAndInTheFile(t *testing.T) {
 // counts one document.
 func TestADocumentWrittenAgainReplacesItsWords(t *testing.T) {
 	ctx := t.Context()
-	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
-	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openKeywordFile(t)
 	o := Owner{"app", "u"}
 	for _, words := range [][]string{{"alpha"}, {"beta"}, {"gamma", "gamma"}} {
 		doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: words[0]}, Terms: words}
@@ -247,4 +239,14 @@ func TestADocumentWrittenAgainReplacesItsWords(t *testing.T) {
 	if err := store.db.row(ctx, `SELECT docs, length FROM owners`).Scan(&docs, &length); err != nil || docs != 1 || length != 2 {
 		t.Errorf("the owner counts %d documents of total length %d (%v); want 1 of 2", docs, length, err)
 	}
+}
+
+// openKeywordFile opens a keyword store in a new file, closed at the end of the test.
+func openKeywordFile(t *testing.T) *diskStore {
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(t.Context(), Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }

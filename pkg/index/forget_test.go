@@ -33,14 +33,7 @@ func TestForgetLeavesNothingInTheSnapshot(t *testing.T) {
 				if vectors == "chromem" {
 					opts = append(opts, WithChromem())
 				}
-				idx, err := NewHybrid(h, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := idx.Ready(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				return idx
+				return readyHybrid(t, h, opts...)
 			}
 			idx := open()
 			indexErinAndFrank(t, idx)
@@ -75,6 +68,18 @@ func TestForgetLeavesNothingInTheSnapshot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readyHybrid opens a hybrid index and waits until its store answers.
+func readyHybrid(t *testing.T, e embed.Embedder, opts ...Option) *Index {
+	idx, err := NewHybrid(e, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return idx
 }
 
 // indexErinAndFrank indexes a session of three turns for each of erin and
@@ -155,16 +160,7 @@ func TestForgetLeavesNothingInTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func() *Index {
-		idx, err := NewHybrid(h, WithFile(path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := idx.Ready(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return idx
-	}
+	open := func() *Index { return readyHybrid(t, h, WithFile(path)) }
 	idx := open()
 	indexErinAndFrank(t, idx)
 	files := func() []byte {
