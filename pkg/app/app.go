@@ -357,15 +357,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 // up to date any more, not even an erasure, and the index is rebuilt from
 // the sessions without it.
 func removeFormerIndex(path string, logger *slog.Logger) error {
-	removed := false
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		err := os.Remove(path + suffix)
-		switch {
-		case err == nil:
-			removed = true
-		case !os.IsNotExist(err):
-			return fmt.Errorf("index: removing the former index %s: %w", path+suffix, err)
-		}
+	removed, err := index.RemoveFile(path)
+	if err != nil {
+		return fmt.Errorf("index: removing the former index: %w", err)
 	}
 	if removed {
 		logger.Info("index: removed the index kept in another form; the index is built from the sessions", "path", path)

@@ -14,8 +14,9 @@ import (
 // data directory holding every owner's documents, BM25 postings and
 // vectors, each table keyed by the owner first, so that a search reads
 // only its owner's rows and the page cache keeps the users who are asked
-// about. The heap holds no document: a million turns cost the disk, not
-// the memory, and a restart opens the file instead of reading it.
+// about. The heap holds only the documents of the last second, until they
+// are flushed (diskmem.go): a million turns cost the disk, not the memory,
+// and a restart opens the file instead of reading it.
 //
 // It is its own file, not tables in the sessions' database: the index is
 // derived and may be thrown away (a rebuild writes a new file and renames
@@ -26,10 +27,8 @@ type diskStore struct {
 	logger func() *slog.Logger
 
 	mu     sync.RWMutex // held to read or write the handles; exclusively to swap the file
-	opened bool
-	db     *diskDB // nil until opened
-	schema Schema  // as the file says: Fingerprint "" while it holds nothing
-	stale  bool    // made another way: searches say to rebuild until a rebuild commits
+	db     *diskDB      // nil until opened
+	schema Schema       // as the file says: Fingerprint "" while it holds nothing
 }
 
 func newDiskStore(path string, logger func() *slog.Logger) *diskStore {
@@ -54,11 +53,10 @@ func (s *diskStore) position(vectors bool) Position {
 func (s *diskStore) Open(ctx context.Context, schema Schema) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.opened {
+	if s.db == nil {
 		if err := s.load(ctx); err != nil {
 			return err
 		}
-		s.opened = true
 	}
 	if s.schema.Fingerprint == "" { // empty: it takes the schema it is opened with
 		if err := s.setSchema(ctx, s.db, schema); err != nil {
@@ -66,7 +64,6 @@ func (s *diskStore) Open(ctx context.Context, schema Schema) error {
 		}
 	}
 	if s.schema.Fingerprint != schema.Fingerprint {
-		s.stale = true
 		return fmt.Errorf("%w: it was built with %q and is configured with %q", ErrNeedsRebuild, s.schema.Fingerprint, schema.Fingerprint)
 	}
 	return nil
@@ -106,16 +103,16 @@ func (s *diskStore) setSchema(ctx context.Context, db *diskDB, schema Schema) er
 	if err != nil {
 		return fmt.Errorf("index: writing %s: %w", s.path, err)
 	}
-	s.schema, s.stale = schema, false
+	s.schema = schema
 	return nil
 }
 
 func (s *diskStore) Ready(ctx context.Context) error {
-	return s.use(ctx, func(db *diskDB, _ Schema) error { return db.read.PingContext(ctx) })
+	return s.use(func(db *diskDB, _ Schema) error { return db.read.PingContext(ctx) })
 }
 
 // use runs fn with the open file, which no rebuild swaps meanwhile.
-func (s *diskStore) use(ctx context.Context, fn func(db *diskDB, schema Schema) error) error {
+func (s *diskStore) use(fn func(db *diskDB, schema Schema) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.db == nil {
@@ -125,11 +122,11 @@ func (s *diskStore) use(ctx context.Context, fn func(db *diskDB, schema Schema) 
 }
 
 func (s *diskStore) Write(ctx context.Context, o Owner, docs []StoredDoc) error {
-	return s.use(ctx, func(db *diskDB, schema Schema) error { return db.writeDocs(ctx, o, schema, docs) })
+	return s.use(func(db *diskDB, schema Schema) error { return db.writeDocs(ctx, o, schema, docs) })
 }
 
 func (s *diskStore) DeleteSession(ctx context.Context, o Owner, sessionID string) error {
-	return s.use(ctx, func(db *diskDB, _ Schema) error { return db.deleteSession(ctx, o, sessionID) })
+	return s.use(func(db *diskDB, _ Schema) error { return db.deleteSession(ctx, o, sessionID) })
 }
 
 func (d *diskDB) deleteSession(ctx context.Context, o Owner, sessionID string) error {
@@ -137,13 +134,13 @@ func (d *diskDB) deleteSession(ctx context.Context, o Owner, sessionID string) e
 }
 
 func (s *diskStore) Prune(ctx context.Context, o Owner, keep func(sessionID, eventID string) bool) error {
-	return s.use(ctx, func(db *diskDB, _ Schema) error {
+	return s.use(func(db *diskDB, _ Schema) error {
 		return db.removeWhere(ctx, o, func(sid, eid string) bool { return !keep(sid, eid) }, "")
 	})
 }
 
 func (s *diskStore) Missing(ctx context.Context, o Owner, sessionID string, eventIDs []string) (missing []string, err error) {
-	err = s.use(ctx, func(db *diskDB, _ Schema) error {
+	err = s.use(func(db *diskDB, _ Schema) error {
 		missing, err = db.missing(ctx, o, sessionID, eventIDs)
 		return err
 	})
@@ -151,7 +148,7 @@ func (s *diskStore) Missing(ctx context.Context, o Owner, sessionID string, even
 }
 
 func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results []SearchResult, err error) {
-	err = s.use(ctx, func(db *diskDB, schema Schema) error {
+	err = s.use(func(db *diskDB, schema Schema) error {
 		switch {
 		case q.Vector != nil && schema.Dimensions > 0:
 			results, err = db.nearest(ctx, o, q.Vector, q.Limit, q.Filter)
@@ -167,7 +164,7 @@ func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results 
 // statistics) and checkpoints the file, so that the overwritten pages
 // replace the old ones in the file itself, not only in its journal.
 func (s *diskStore) DropOwner(ctx context.Context, o Owner) error {
-	return s.use(ctx, func(db *diskDB, _ Schema) error {
+	return s.use(func(db *diskDB, _ Schema) error {
 		done, err := db.settle(ctx)
 		if err != nil {
 			return err
@@ -205,7 +202,7 @@ func (s *diskStore) Close() error {
 		return nil
 	}
 	err := s.db.close()
-	s.db, s.opened = nil, false
+	s.db = nil
 	return err
 }
 
@@ -213,7 +210,7 @@ func (s *diskStore) Close() error {
 // Commit renames over it.
 func (s *diskStore) Begin(ctx context.Context, schema Schema) (StoreBuild, error) {
 	path := s.path + ".rebuild"
-	if err := removeDiskFile(path); err != nil {
+	if _, err := RemoveFile(path); err != nil {
 		return nil, fmt.Errorf("index: removing an earlier rebuild's file: %w", err)
 	}
 	db, err := openDiskDB(path, s.logger)
@@ -273,7 +270,7 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 		}
 		s.db = nil
 	}
-	if err := removeDiskFile(s.path); err != nil {
+	if _, err := RemoveFile(s.path); err != nil {
 		return err
 	}
 	if err := os.Rename(b.path, s.path); err != nil {
@@ -284,12 +281,13 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.db, s.schema, s.stale, s.opened = db, schema, false, true
+	s.db, s.schema = db, schema
 	return nil
 }
 
 func (b *diskBuild) Abort(context.Context) error {
-	return errors.Join(b.db.close(), removeDiskFile(b.path))
+	_, err := RemoveFile(b.path)
+	return errors.Join(b.db.close(), err)
 }
 
 // diskCursor is the disk store's Position, or its background vectors':
@@ -302,7 +300,7 @@ type diskCursor struct {
 func (diskCursor) Lead(context.Context) (bool, error) { return true, nil }
 
 func (c diskCursor) Cursor(ctx context.Context) (at int64, err error) {
-	err = c.s.use(ctx, func(db *diskDB, _ Schema) error {
+	err = c.s.use(func(db *diskDB, _ Schema) error {
 		db.memMu.Lock()
 		defer db.memMu.Unlock()
 		at = db.cursors[c.key]
@@ -314,7 +312,7 @@ func (c diskCursor) Cursor(ctx context.Context) (at int64, err error) {
 // Advance moves the cursor in memory: the file has it with the next flush,
 // which holds what the cursor stands for.
 func (c diskCursor) Advance(ctx context.Context, from, to int64) (moved bool, err error) {
-	err = c.s.use(ctx, func(db *diskDB, _ Schema) error {
+	err = c.s.use(func(db *diskDB, _ Schema) error {
 		db.memMu.Lock()
 		defer db.memMu.Unlock()
 		if moved = db.cursors[c.key] == from; moved {
@@ -328,7 +326,7 @@ func (c diskCursor) Advance(ctx context.Context, from, to int64) (moved bool, er
 // Rewind ends a full rebuild: flushed at once, so a restart goes on from
 // where the rebuild read the feed.
 func (c diskCursor) Rewind(ctx context.Context, to int64) error {
-	return c.s.use(ctx, func(db *diskDB, _ Schema) error {
+	return c.s.use(func(db *diskDB, _ Schema) error {
 		db.memMu.Lock()
 		if db.cursors[c.key] > to {
 			db.cursors[c.key], db.cursorsMoved = to, true

@@ -207,12 +207,14 @@ func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	write.SetConnMaxLifetime(0)
 	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}, mem: newMemtable()}
 	if _, err := write.Exec(diskTables); err != nil {
-		errors.Join(read.Close(), write.Close())
+		read.Close()
+		write.Close()
 		return nil, err
 	}
 	meta, err := d.meta(context.Background())
 	if err != nil {
-		errors.Join(read.Close(), write.Close())
+		read.Close()
+		write.Close()
 		return nil, err
 	}
 	d.cursors = map[string]int64{}
@@ -267,15 +269,14 @@ func unreadable(err error) bool {
 	return errors.Is(err, errOtherLayout)
 }
 
-// setAside renames a damaged file (and its journal) beside it, kept for
-// whoever wants to look, and replacing any file set aside before.
+// setAside renames a damaged file beside it, kept for whoever wants to
+// look (replacing any file set aside before), and removes its journal.
 func setAside(path string) error {
-	for _, suffix := range []string{"-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
-			return err
-		}
+	if err := os.Rename(path, path+".damaged"); err != nil {
+		return err
 	}
-	return os.Rename(path, path+".damaged")
+	_, err := RemoveFile(path)
+	return err
 }
 
 func readDiskFile(ctx context.Context, path string, logger func() *slog.Logger) (*diskDB, Schema, error) {
@@ -353,13 +354,18 @@ func (d *diskDB) checkpoint(ctx context.Context) error {
 	return err
 }
 
-func removeDiskFile(path string) error {
+// RemoveFile removes an index's file at path (WithFile's, or
+// WithSnapshot's) with its journal, and reports whether there was any.
+func RemoveFile(path string) (removed bool, err error) {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
-			return err
+		switch err := os.Remove(path + suffix); {
+		case err == nil:
+			removed = true
+		case !os.IsNotExist(err):
+			return removed, err
 		}
 	}
-	return nil
+	return removed, nil
 }
 
 func syncDir(dir string) {

@@ -163,7 +163,7 @@ func (d *diskDB) stage(o Owner, docs []diskDoc) bool {
 			continue
 		}
 		i := mo.byEvent[key]
-		if !sameDoc(&mo.docs[i], &dd) {
+		if !sameStored(&mo.docs[i], &dd) {
 			return false // cannot happen for docs checked by the caller; kept whole
 		}
 		if dd.vec != nil {
@@ -174,10 +174,6 @@ func (d *diskDB) stage(o Owner, docs []diskDoc) bool {
 		}
 	}
 	return true
-}
-
-func sameDoc(a, b *diskDoc) bool {
-	return a.Document == b.Document && a.length == b.length && string(a.terms) == string(b.terms)
 }
 
 // unflushedCount is how many documents wait for a flush.

@@ -183,8 +183,8 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 	return attached, err
 }
 
-// sameStored reports whether the file's document (read without its
-// session and event, which found it) is dd.
+// sameStored reports whether a document kept (in the file, or in memory)
+// for dd's event is dd: its session and event found it.
 func sameStored(stored, dd *diskDoc) bool {
 	return stored.Seq == dd.Seq && stored.Author == dd.Author && stored.Role == dd.Role && bytes.Equal(stored.ts, dd.ts) &&
 		stored.length == dd.length && bytes.Equal(stored.terms, dd.terms) && stored.Text == dd.Text

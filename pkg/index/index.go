@@ -186,7 +186,7 @@ func (x *Index) Start(ctx context.Context) error {
 func (x *Index) Name() string { return string(x.kind) }
 
 // IsPersisted reports whether the index survives a restart: in an
-// external store always, in process with a snapshot.
+// external store always, in process with a file or a snapshot.
 func (x *Index) IsPersisted() bool { return x.local == nil || x.local.IsPersisted() }
 
 // InProcess reports whether the index's store is the one in this process.
@@ -423,7 +423,7 @@ func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) er
 }
 
 // Close releases the feed lease and the store's connections; an index in
-// process saves its snapshot.
+// process writes what it holds in memory to its file or snapshot.
 func (x *Index) Close() error {
 	if x.stopBackground != nil {
 		x.stopBackground()

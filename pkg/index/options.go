@@ -29,8 +29,9 @@ func WithInclude(x Include) Option { return func(o *options) { o.include = x } }
 // WithFile keeps an index in process on disk, in an SQLite file at path
 // (made when missing): its documents, terms and vectors, partitioned by
 // (app, user) and read through the page cache, with how far along the
-// change feed it is. The heap holds none of them, so the index grows with
-// the disk, and Start opens the file rather than reading it. A damaged file
+// change feed it is. The heap holds only the last second's new documents,
+// until they are written to the file, so the index grows with the disk,
+// and Start opens the file rather than reading it. A damaged file
 // is set aside (path + ".damaged"), logged, and the index starts empty, to
 // be filled from the change feed. It cannot be combined with WithChromem,
 // whose collections live in memory. The last of WithFile and WithSnapshot
