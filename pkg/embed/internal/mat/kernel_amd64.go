@@ -32,3 +32,14 @@ func maxAbs16(x *float32, n int) float32
 
 //go:noescape
 func quantise16(dst *int16, x *float32, n int, inv float32)
+
+// max8, expShift8 and scale8 are in softmax_amd64.s.
+//
+//go:noescape
+func max8(x *float32, n int) float32
+
+//go:noescape
+func expShift8(x *float32, n int, top float32) float32
+
+//go:noescape
+func scale8(x *float32, n int, s float32)

@@ -22,3 +22,9 @@ func maxAbs16(x *float32, n int) float32 { panic("mat: no int8 kernel on this ma
 func quantise16(dst *int16, x *float32, n int, inv float32) {
 	panic("mat: no int8 kernel on this machine")
 }
+
+func max8(x *float32, n int) float32 { panic("mat: no kernel on this machine") }
+
+func expShift8(x *float32, n int, top float32) float32 { panic("mat: no kernel on this machine") }
+
+func scale8(x *float32, n int, s float32) { panic("mat: no kernel on this machine") }
