@@ -7,25 +7,36 @@ import (
 )
 
 // GELU's table is within 1e-6 of the exact function everywhere activations
-// go, and exact (x or 0) past the table's edges.
+// go, and exact (x or 0) past the table's edges, with the kernel and
+// without; NaN and the infinities land in every lane of a block and in the
+// tail.
 func TestGELU(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	xs := []float32{0, -0, 1, -1, geluEdge, -geluEdge, geluEdge - 1e-6, -geluEdge + 1e-6, 100, -100, 7.9999, -7.9999}
-	xs = append(xs, float32(math.NaN()))
-	for range 100000 {
-		xs = append(xs, float32(r.NormFloat64()*4))
-	}
-	got := append([]float32(nil), xs...)
-	GELU(got)
-	for i, x := range xs {
-		want := GELUExact(float64(x))
-		if math.IsNaN(want) != math.IsNaN(float64(got[i])) {
-			t.Fatalf("GELU(%g) = %g, want %g", x, got[i], want)
+	withKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		xs := []float32{0, -0, 1, -1, geluEdge, -geluEdge, geluEdge - 1e-6, -geluEdge + 1e-6, 100, -100, 7.9999, -7.9999, math.MaxFloat32, -math.MaxFloat32}
+		for range 100000 {
+			xs = append(xs, float32(r.NormFloat64()*4))
 		}
-		if d := math.Abs(float64(got[i]) - want); !math.IsNaN(want) && d > 1e-6*max(1, math.Abs(want)) {
-			t.Fatalf("GELU(%g) = %g, want %g", x, got[i], want)
+		for i := range 9 {
+			xs[len(xs)-1-i*12] = float32(math.NaN())
+			xs[len(xs)-2-i*12] = float32(math.Inf(1))
+			xs[len(xs)-3-i*12] = float32(math.Inf(-1))
 		}
-	}
+		got := append([]float32(nil), xs...)
+		GELU(got)
+		for i, x := range xs {
+			want := GELUExact(float64(x))
+			if math.IsInf(float64(x), -1) {
+				want = 0 // x·Φ(x) tends to 0
+			}
+			if math.IsNaN(want) != math.IsNaN(float64(got[i])) {
+				t.Fatalf("GELU(%g) = %g, want %g", x, got[i], want)
+			}
+			if d := math.Abs(float64(got[i]) - want); !math.IsNaN(want) && d > 1e-6*max(1, math.Abs(want)) {
+				t.Fatalf("GELU(%g) = %g, want %g", x, got[i], want)
+			}
+		}
+	})
 }
 
 func FuzzGELU(f *testing.F) {

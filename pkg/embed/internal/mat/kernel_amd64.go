@@ -43,3 +43,8 @@ func expShift8(x *float32, n int, top float32) float32
 
 //go:noescape
 func scale8(x *float32, n int, s float32)
+
+// gelu8 is in gelu_amd64.s.
+//
+//go:noescape
+func gelu8(x *float32, n int, table *float32)

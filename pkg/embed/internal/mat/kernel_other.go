@@ -28,3 +28,5 @@ func max8(x *float32, n int) float32 { panic("mat: no kernel on this machine") }
 func expShift8(x *float32, n int, top float32) float32 { panic("mat: no kernel on this machine") }
 
 func scale8(x *float32, n int, s float32) { panic("mat: no kernel on this machine") }
+
+func gelu8(x *float32, n int, table *float32) { panic("mat: no kernel on this machine") }
