@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -229,8 +230,9 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 }
 
 // nearest returns the owner's documents that f keeps nearest to vec by
-// cosine similarity, exactly as the flat store does: one pass over the
-// owner's vectors, which the file keeps together, a dot product each.
+// cosine similarity, as the flat store does but from vectors kept in int8:
+// one pass over the owner's vectors, which the file keeps together, a dot
+// product each.
 func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter) ([]SearchResult, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -267,10 +269,9 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 			if raw == nil || !f.IsZero() && !f.Keeps(&docs[i].Document) {
 				continue
 			}
-			if len(raw) != 4*len(q) {
-				return nil, errDims(len(q), len(raw)/4)
+			if !decodeVector(row, raw) {
+				return nil, errStoredDims(len(q))
 			}
-			decodeVector(row, raw)
 			consider(n, dot(q, row))
 		}
 	}
@@ -330,11 +331,14 @@ func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Fi
 				continue
 			}
 		}
-		if len(raw) != 4*len(q) {
-			return errDims(len(q), len(raw)/4)
+		if !decodeVector(row, raw) {
+			return errStoredDims(len(q))
 		}
-		decodeVector(row, raw)
 		consider(doc, dot(q, row))
 	}
 	return rows.Err()
+}
+
+func errStoredDims(want int) error {
+	return fmt.Errorf("index: a vector in the file is not one of %d dimensions", want)
 }
