@@ -95,3 +95,29 @@ func FuzzExp(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGELU: one feed-forward layer's activations of a 128-piece text.
+//
+//	go test -run '^$' -bench GELU ./pkg/embed/internal/mat
+func BenchmarkGELU(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 128*1536)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 2)
+	}
+	row := make([]float32, len(x))
+	for _, on := range []bool{false, true} {
+		if on && !(haveKernel && kernelUsable()) {
+			continue
+		}
+		b.Run(map[bool]string{false: "portable", true: "kernel"}[on], func(b *testing.B) {
+			was := Kernel
+			defer func() { Kernel = was }()
+			Kernel = on
+			for b.Loop() {
+				copy(row, x)
+				GELU(row)
+			}
+		})
+	}
+}
