@@ -2,6 +2,12 @@
 
 #include "textflag.h"
 
+DATA geluConst<>+0(SB)/4, $0x41000000
+DATA geluConst<>+4(SB)/4, $0xc1000000
+DATA geluConst<>+8(SB)/4, $0x44800000
+DATA geluConst<>+12(SB)/4, $0x40ffffff
+GLOBL geluConst<>(SB), RODATA|NOPTR, $16
+
 // func gelu8(x *float32, n int, table *float32)
 //
 // GELU's arithmetic eight lanes wide, n a positive multiple of 8: inside
@@ -14,18 +20,10 @@ TEXT ·gelu8(SB), NOSPLIT, $0-24
 	MOVQ         n+8(FP), CX
 	SHRQ         $3, CX
 	MOVQ         table+16(FP), DI
-	MOVL         $0x41000000, AX // 8, the table's edge
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL         $0xc1000000, AX // -8
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $0x44800000, AX // 1024 steps a unit
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	MOVL         $0x40ffffff, AX // the largest float32 below 8
-	VMOVD        AX, X12
-	VPBROADCASTD X12, Y12
+	VBROADCASTSS geluConst<>+0(SB), Y15  // 8, the table's edge
+	VBROADCASTSS geluConst<>+4(SB), Y14  // -8
+	VBROADCASTSS geluConst<>+8(SB), Y13  // 1024 steps a unit
+	VBROADCASTSS geluConst<>+12(SB), Y12 // the largest float32 below 8
 
 geluloop:
 	VMOVUPS     (SI), Y0

@@ -106,18 +106,10 @@ func BenchmarkGELU(b *testing.B) {
 		x[i] = float32(r.NormFloat64() * 2)
 	}
 	row := make([]float32, len(x))
-	for _, on := range []bool{false, true} {
-		if on && !(haveKernel && kernelUsable()) {
-			continue
+	benchKernels(b, func(b *testing.B) {
+		for b.Loop() {
+			copy(row, x)
+			GELU(row)
 		}
-		b.Run(map[bool]string{false: "portable", true: "kernel"}[on], func(b *testing.B) {
-			was := Kernel
-			defer func() { Kernel = was }()
-			Kernel = on
-			for b.Loop() {
-				copy(row, x)
-				GELU(row)
-			}
-		})
-	}
+	})
 }

@@ -48,6 +48,20 @@ func withKernel(t *testing.T, fn func(t *testing.T)) {
 	}
 }
 
+// benchKernels runs fn with the portable path and, where this machine has
+// it, the kernel.
+func benchKernels(b *testing.B, fn func(b *testing.B)) {
+	was := Kernel
+	b.Cleanup(func() { Kernel = was })
+	for _, on := range []bool{false, true} {
+		if on && !(haveKernel && kernelUsable()) {
+			continue
+		}
+		Kernel = on
+		b.Run(map[bool]string{false: "portable", true: "kernel"}[on], fn)
+	}
+}
+
 // checkProduct compares Linear's product with the reference: each value
 // within float32 rounding of a sum of k products.
 func checkProduct(t *testing.T, x, w Matrix, bias []float32) {

@@ -30,6 +30,19 @@ maxloop:
 	VZEROUPPER
 	RET
 
+DATA expConst<>+0(SB)/4, $0xc2aeac4f
+DATA expConst<>+4(SB)/4, $0x3fb8aa3b
+DATA expConst<>+8(SB)/4, $0x3f317200
+DATA expConst<>+12(SB)/4, $0x35bfbe8e
+DATA expConst<>+16(SB)/4, $0x3f800000
+DATA expConst<>+20(SB)/4, $0x3f000000
+DATA expConst<>+24(SB)/4, $0x3e2aaaab
+DATA expConst<>+28(SB)/4, $0x3d2aaaab
+DATA expConst<>+32(SB)/4, $0x3c088889
+DATA expConst<>+36(SB)/4, $0x3ab60b61
+DATA expConst<>+40(SB)/4, $0x39500d01
+GLOBL expConst<>(SB), RODATA|NOPTR, $44
+
 // func expShift8(x *float32, n int, top float32) float32
 //
 // x[i] = e^(x[i]-top) for i < n, and returns their sum; x[i] ≤ top. It is
@@ -43,39 +56,17 @@ TEXT ·expShift8(SB), NOSPLIT, $0-28
 	MOVQ         n+8(FP), CX
 	SHRQ         $3, CX
 	VBROADCASTSS top+16(FP), Y4
-	MOVL         $0xc2aeac4f, AX // -87.33654
-	VMOVD        AX, X5
-	VPBROADCASTD X5, Y5
-	MOVL         $0x3fb8aa3b, AX // log₂e
-	VMOVD        AX, X6
-	VPBROADCASTD X6, Y6
-	MOVL         $0x3f317200, AX // ln 2's first 16 bits: k·ln2Hi is exact
-	VMOVD        AX, X7
-	VPBROADCASTD X7, Y7
-	MOVL         $0x35bfbe8e, AX // the rest of ln 2
-	VMOVD        AX, X8
-	VPBROADCASTD X8, Y8
-	MOVL         $0x3f800000, AX // 1
-	VMOVD        AX, X9
-	VPBROADCASTD X9, Y9
-	MOVL         $0x3f000000, AX // 1/2
-	VMOVD        AX, X10
-	VPBROADCASTD X10, Y10
-	MOVL         $0x3e2aaaab, AX // 1/6
-	VMOVD        AX, X11
-	VPBROADCASTD X11, Y11
-	MOVL         $0x3d2aaaab, AX // 1/24
-	VMOVD        AX, X12
-	VPBROADCASTD X12, Y12
-	MOVL         $0x3c088889, AX // 1/120
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	MOVL         $0x3ab60b61, AX // 1/720
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $0x39500d01, AX // 1/5040
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15
+	VBROADCASTSS expConst<>+0(SB), Y5   // -87.33654
+	VBROADCASTSS expConst<>+4(SB), Y6   // log₂e
+	VBROADCASTSS expConst<>+8(SB), Y7   // ln 2's first 16 bits: k·ln2Hi is exact
+	VBROADCASTSS expConst<>+12(SB), Y8  // the rest of ln 2
+	VBROADCASTSS expConst<>+16(SB), Y9  // 1
+	VBROADCASTSS expConst<>+20(SB), Y10 // 1/2
+	VBROADCASTSS expConst<>+24(SB), Y11 // 1/6
+	VBROADCASTSS expConst<>+28(SB), Y12 // 1/24
+	VBROADCASTSS expConst<>+32(SB), Y13 // 1/120
+	VBROADCASTSS expConst<>+36(SB), Y14 // 1/720
+	VBROADCASTSS expConst<>+40(SB), Y15 // 1/5040
 	VXORPS       Y3, Y3, Y3
 
 exploop:

@@ -68,18 +68,10 @@ func BenchmarkSoftmax(b *testing.B) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64() * 3)
 	}
-	for _, on := range []bool{false, true} {
-		if on && !(haveKernel && kernelUsable()) {
-			continue
+	benchKernels(b, func(b *testing.B) {
+		for b.Loop() {
+			copy(row, x)
+			Softmax(row)
 		}
-		b.Run(map[bool]string{false: "portable", true: "kernel"}[on], func(b *testing.B) {
-			was := Kernel
-			defer func() { Kernel = was }()
-			Kernel = on
-			for b.Loop() {
-				copy(row, x)
-				Softmax(row)
-			}
-		})
-	}
+	})
 }
