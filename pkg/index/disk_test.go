@@ -112,3 +112,60 @@ func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 		t.Fatalf("after the catch-up, the last event appended before the start: %+v, %v", all, err)
 	}
 }
+
+// An index made another way (here unstemmed, then configured stemmed; the
+// same goes for another embedder) starts anew at once and is built from
+// the feed in the background, as an index far behind is: the start does
+// not wait for the whole feed.
+func TestAnIndexMadeAnotherWayIsBuiltAgainInTheBackground(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2500 { // past what a start catches up on before it returns
+		text := fmt.Sprintf("turn %d about the gardens", i)
+		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "index.db")
+	unstemmed, err := index.NewKeyword(index.WithFile(path), index.WithSessions(sessions), index.WithStemming(false), quietLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstemmed.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for unstemmed.CatchingUp() {
+		runtime.Gosched()
+	}
+	if err := unstemmed.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
+	idx, err := index.NewKeyword(index.WithFile(path), index.WithSessions(feed), quietLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Start(ctx); err != nil { // returns with the feed held: it did not wait for it
+		t.Fatal(err)
+	}
+	if !idx.CatchingUp() {
+		t.Fatal("made another way, the index does not say it is being built again")
+	}
+	if _, err := idx.Search(ctx, &index.SearchRequest{Query: "garden", AppName: "a", UserID: "u"}); err != nil {
+		t.Fatalf("a search while it is built again: %v", err)
+	}
+	close(feed.open)
+	for idx.CatchingUp() {
+		runtime.Gosched() // the catch-up ends on its own: the test's deadline bounds the wait
+	}
+	got, err := idx.Search(ctx, &index.SearchRequest{Query: "turn 2499 garden", AppName: "a", UserID: "u", Limit: 1})
+	if err != nil || len(got.Results) != 1 || got.Results[0].Content != "turn 2499 about the gardens" {
+		t.Fatalf("built again, stemmed (garden finds gardens): %+v, %v", got, err)
+	}
+}

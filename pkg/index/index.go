@@ -138,10 +138,11 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 // start-up must not hang on an engine that does not answer.
 const startProbe = time.Second
 
-// Start opens the store. One in process loads its snapshot and catches up
-// on what the change feed recorded while it was down (when it follows a
-// session service), logging its progress; a snapshot made another way (by
-// another embedder, say) is built again from the sessions. An external one
+// Start opens the store. One in process opens its file (or loads its
+// snapshot) and catches up on what the change feed recorded while it was
+// down (when it follows a session service), logging its progress; one made
+// another way (by another embedder, say) starts anew and is built from the
+// feed by that catch-up. An external one
 // is asked once, for at most a second, whether it answers: one that does
 // not is no error, as every call asks again.
 func (x *Index) Start(ctx context.Context) error {
@@ -156,9 +157,11 @@ func (x *Index) Start(ctx context.Context) error {
 			return nil
 		case x.opts.sessions == nil:
 			return nil
-		case stale != nil: // the snapshot is only a copy of what the feed holds
-			x.logger().Warn("index: the snapshot was built differently from the configuration; building the index again from the sessions", "error", stale)
-			if err := x.Rebuild(ctx, x.opts.sessions, "", ""); err != nil {
+		case stale != nil: // the file or snapshot is only a copy of what the feed holds
+			// Without the error's advice to rebuild: this is the rebuild.
+			x.logger().Warn("index: built differently from the configuration; building it again from the change feed, in the background when there is much of it",
+				"why", strings.TrimPrefix(stale.Error(), ErrNeedsRebuild.Error()+": "))
+			if err := x.startAnew(ctx); err != nil {
 				return err
 			}
 		}

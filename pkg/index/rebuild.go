@@ -194,6 +194,34 @@ func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 	return err
 }
 
+// startAnew replaces an in-process index made another way with an empty
+// one of this configuration, its cursors at the feed's start, so that the
+// catch-up at start builds it from the change feed: in the background
+// when there is much of it, with searches answering from what is applied.
+// A start then never waits for the whole feed, as a rebuild would make it.
+func (x *Index) startAnew(ctx context.Context) error {
+	b, err := x.store.Begin(ctx, x.schema())
+	if err != nil {
+		return rebuildFailed(ctx, err)
+	}
+	if err := b.Commit(ctx); err != nil {
+		if aerr := b.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			x.logger().Warn("index: could not drop an unfinished rebuild's collection", "store", x.store.Name(), "error", aerr)
+		}
+		return rebuildFailed(ctx, err)
+	}
+	x.mu.Lock()
+	x.fits, x.stale = true, nil
+	x.mu.Unlock()
+	if x.lane != nil {
+		if err := x.lane.position.Rewind(ctx, 0); err != nil {
+			return err
+		}
+		x.lane.publish(0)
+	}
+	return x.position.Rewind(ctx, 0)
+}
+
 func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error {
 	b, err := x.store.Begin(ctx, x.schema())
 	if err != nil {

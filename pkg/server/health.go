@@ -24,8 +24,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 
 // readyz says whether every store answers, naming the ones that do not
 // (never why: the reasons, addresses included, go to the log), how many
-// documents the index skipped, and how far a starting index has yet to
-// catch up.
+// documents the index skipped, how far a starting index has yet to catch
+// up, and how many changes still wait for their vectors.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -43,11 +43,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if skipped := s.svcs.Index.Skipped().Total; skipped > 0 {
 		out["index_skipped_documents"] = skipped
 	}
-	// Ready, and still applying what the feed recorded before it started:
-	// searches answer from what is applied so far.
-	if c, ok := s.svcs.Index.(interface{ CatchingUp() bool }); ok && c.CatchingUp() {
+	// Ready, and still applying what the feed recorded before it started,
+	// or embedding behind the terms (all of it again after the embedder
+	// changed): searches answer meanwhile from what is applied, by words
+	// where a vector is still to come.
+	catchingUp := false
+	if c, ok := s.svcs.Index.(interface{ CatchingUp() bool }); ok {
+		catchingUp = c.CatchingUp()
+	}
+	if _, background, err := s.svcs.Index.VectorCursor(ctx); err == nil && (catchingUp || background) {
 		if l, err := indexLag(ctx, s.svcs); err == nil {
-			out["index_catching_up"] = map[string]int64{"changes_behind": l.terms}
+			if catchingUp {
+				out["index_catching_up"] = map[string]int64{"changes_behind": l.terms}
+			}
+			if background && l.vectors > 0 {
+				out["index_embedding"] = map[string]int64{"changes_behind": l.vectors}
+			}
 		}
 	}
 	writeJSON(w, status, out)
