@@ -60,23 +60,31 @@ func (g gatedFeed) Changes(ctx context.Context, req *session.ChangesRequest) (*s
 	return g.Service.Changes(ctx, req)
 }
 
+// farBehind returns sessions holding one session of 2,500 turns (past what
+// a start catches up on before it returns), each its number in format.
+func farBehind(t *testing.T, format string) (session.Service, session.Session) {
+	t.Helper()
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2500 {
+		text := fmt.Sprintf(format, i)
+		if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sessions, resp.Session
+}
+
 // An index far behind the feed (an upgrade building it anew) starts at
 // once and catches up in the background: searches answer meanwhile from
 // what is applied, appends do not wait for it, and once it is done the
 // index holds every event, those appended meanwhile too.
 func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 	ctx := t.Context()
-	sessions := session.NewInMemoryService()
-	resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2500 { // past what a start catches up on before it returns
-		text := fmt.Sprintf("turn %d about the garden", i)
-		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessions, s := farBehind(t, "turn %d about the garden")
 	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
 	idx, err := index.NewKeyword(index.WithFile(filepath.Join(t.TempDir(), "index.db")), index.WithSessions(feed), quietLogs)
 	if err != nil {
@@ -93,10 +101,10 @@ func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 		t.Fatalf("a search while catching up: %v", err)
 	}
 	late := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the zeppelin came late")}
-	if err := sessions.AppendEvent(ctx, resp.Session, late); err != nil {
+	if err := sessions.AppendEvent(ctx, s, late); err != nil {
 		t.Fatal(err)
 	}
-	if err := idx.Index(ctx, resp.Session); err != nil { // would block on the held feed if it waited
+	if err := idx.Index(ctx, s); err != nil { // would block on the held feed if it waited
 		t.Fatal(err)
 	}
 	close(feed.open)
@@ -119,17 +127,7 @@ func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 // not wait for the whole feed.
 func TestAnIndexMadeAnotherWayIsBuiltAgainInTheBackground(t *testing.T) {
 	ctx := t.Context()
-	sessions := session.NewInMemoryService()
-	resp, err := sessions.Create(ctx, &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2500 { // past what a start catches up on before it returns
-		text := fmt.Sprintf("turn %d about the gardens", i)
-		if err := sessions.AppendEvent(ctx, resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sessions, _ := farBehind(t, "turn %d about the gardens")
 	path := filepath.Join(t.TempDir(), "index.db")
 	unstemmed, err := index.NewKeyword(index.WithFile(path), index.WithSessions(sessions), index.WithStemming(false), quietLogs)
 	if err != nil {

@@ -200,37 +200,32 @@ func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 // when there is much of it, with searches answering from what is applied.
 // A start then never waits for the whole feed, as a rebuild would make it.
 func (x *Index) startAnew(ctx context.Context) error {
-	b, err := x.store.Begin(ctx, x.schema())
-	if err != nil {
-		return rebuildFailed(ctx, err)
-	}
-	if err := b.Commit(ctx); err != nil {
-		if aerr := b.Abort(context.WithoutCancel(ctx)); aerr != nil {
-			x.logger().Warn("index: could not drop an unfinished rebuild's collection", "store", x.store.Name(), "error", aerr)
-		}
-		return rebuildFailed(ctx, err)
-	}
-	x.mu.Lock()
-	x.fits, x.stale = true, nil
-	x.mu.Unlock()
-	if x.lane != nil {
-		if err := x.lane.position.Rewind(ctx, 0); err != nil {
-			return err
-		}
-		x.lane.publish(0)
-	}
-	return x.position.Rewind(ctx, 0)
+	return x.swapIn(ctx, func(StoreBuild) (int64, error) { return 0, nil })
 }
 
 func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error {
+	var r *replay
+	err := x.swapIn(ctx, func(b StoreBuild) (int64, error) {
+		// With background vectors the rebuild writes terms, which is quick,
+		// and the lane embeds everything again from the start of the feed.
+		r = newReplay(ctx, x.opts.include, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
+		return r.feed(ctx, sessions, "")
+	})
+	if err == nil {
+		r.done()
+	}
+	return err
+}
+
+// swapIn makes a new collection of this configuration, has fill write it
+// up to a cursor of the change feed, and puts it in the old one's place,
+// the index's cursor at that one and its vectors' at the feed's start.
+func (x *Index) swapIn(ctx context.Context, fill func(StoreBuild) (cursor int64, err error)) error {
 	b, err := x.store.Begin(ctx, x.schema())
 	if err != nil {
 		return rebuildFailed(ctx, err)
 	}
-	// With background vectors the rebuild writes terms, which is quick, and
-	// the lane embeds everything again from the start of the feed.
-	r := newReplay(ctx, x.opts.include, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
-	cursor, err := r.feed(ctx, sessions, "")
+	cursor, err := fill(b)
 	if err == nil {
 		err = b.Commit(ctx)
 	}
@@ -254,7 +249,6 @@ func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error 
 	if err := x.position.Rewind(ctx, cursor); err != nil {
 		return fmt.Errorf("index: the rebuild is live but its cursor could not be saved: %w", err)
 	}
-	r.done()
 	return nil
 }
 
