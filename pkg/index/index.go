@@ -142,9 +142,9 @@ const startProbe = time.Second
 // snapshot) and catches up on what the change feed recorded while it was
 // down (when it follows a session service), logging its progress; one made
 // another way (by another embedder, say) starts anew and is built from the
-// feed by that catch-up. An external one
-// is asked once, for at most a second, whether it answers: one that does
-// not is no error, as every call asks again.
+// feed by that catch-up. An external one is asked once, for at most a
+// second, whether it answers: one that does not is no error, as every call
+// asks again.
 func (x *Index) Start(ctx context.Context) error {
 	if x.local != nil {
 		if err := x.open(ctx); err != nil {
