@@ -249,10 +249,7 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.db != nil {
 		s.db.memMu.Lock()
-		carried := map[string]any{}
-		for k, v := range s.db.cursors {
-			carried[k] = v
-		}
+		carried := cursorMeta(s.db.cursors)
 		s.db.memMu.Unlock()
 		if err := b.db.flush(ctx); err != nil {
 			return err

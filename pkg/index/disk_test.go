@@ -78,6 +78,35 @@ func farBehind(t *testing.T, format string) (session.Service, session.Session) {
 	return sessions, resp.Session
 }
 
+// startHeld starts a keyword index in the file at path on sessions' feed,
+// whose pages it holds, and checks that the start did not wait for them:
+// the index says it is catching up, and a search answers. release lets
+// the feed go and waits for the catch-up to end.
+func startHeld(t *testing.T, path string, sessions session.Service) (idx *index.Index, release func()) {
+	t.Helper()
+	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
+	idx, err := index.NewKeyword(index.WithFile(path), index.WithSessions(feed), quietLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	if err := idx.Start(t.Context()); err != nil { // returns with the feed held: it did not wait for it
+		t.Fatal(err)
+	}
+	if !idx.CatchingUp() {
+		t.Fatal("started 2,500 changes behind the feed, the index does not say it is catching up")
+	}
+	if _, err := idx.Search(t.Context(), &index.SearchRequest{Query: "garden", AppName: "a", UserID: "u"}); err != nil {
+		t.Fatalf("a search while catching up: %v", err)
+	}
+	return idx, func() {
+		close(feed.open)
+		for idx.CatchingUp() {
+			runtime.Gosched() // the catch-up ends on its own: the test's deadline bounds the wait
+		}
+	}
+}
+
 // An index far behind the feed (an upgrade building it anew) starts at
 // once and catches up in the background: searches answer meanwhile from
 // what is applied, appends do not wait for it, and once it is done the
@@ -85,21 +114,7 @@ func farBehind(t *testing.T, format string) (session.Service, session.Session) {
 func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 	ctx := t.Context()
 	sessions, s := farBehind(t, "turn %d about the garden")
-	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
-	idx, err := index.NewKeyword(index.WithFile(filepath.Join(t.TempDir(), "index.db")), index.WithSessions(feed), quietLogs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	if err := idx.Start(ctx); err != nil { // returns with the feed held: it did not wait for it
-		t.Fatal(err)
-	}
-	if !idx.CatchingUp() {
-		t.Fatal("started 2,500 changes behind, the index does not say it is catching up")
-	}
-	if _, err := idx.Search(ctx, &index.SearchRequest{Query: "garden", AppName: "a", UserID: "u"}); err != nil {
-		t.Fatalf("a search while catching up: %v", err)
-	}
+	idx, release := startHeld(t, filepath.Join(t.TempDir(), "index.db"), sessions)
 	late := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the zeppelin came late")}
 	if err := sessions.AppendEvent(ctx, s, late); err != nil {
 		t.Fatal(err)
@@ -107,10 +122,7 @@ func TestAStartFarBehindCatchesUpInTheBackground(t *testing.T) {
 	if err := idx.Index(ctx, s); err != nil { // would block on the held feed if it waited
 		t.Fatal(err)
 	}
-	close(feed.open)
-	for idx.CatchingUp() {
-		runtime.Gosched() // the catch-up ends on its own: the test's deadline bounds the wait
-	}
+	release()
 	got, err := idx.Search(ctx, &index.SearchRequest{Query: "zeppelin", AppName: "a", UserID: "u"})
 	if err != nil || len(got.Results) != 1 {
 		t.Fatalf("after the catch-up, the event appended meanwhile: %+v, %v", got, err)
@@ -143,25 +155,8 @@ func TestAnIndexMadeAnotherWayIsBuiltAgainInTheBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	feed := gatedFeed{Service: sessions, open: make(chan struct{})}
-	idx, err := index.NewKeyword(index.WithFile(path), index.WithSessions(feed), quietLogs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	if err := idx.Start(ctx); err != nil { // returns with the feed held: it did not wait for it
-		t.Fatal(err)
-	}
-	if !idx.CatchingUp() {
-		t.Fatal("made another way, the index does not say it is being built again")
-	}
-	if _, err := idx.Search(ctx, &index.SearchRequest{Query: "garden", AppName: "a", UserID: "u"}); err != nil {
-		t.Fatalf("a search while it is built again: %v", err)
-	}
-	close(feed.open)
-	for idx.CatchingUp() {
-		runtime.Gosched() // the catch-up ends on its own: the test's deadline bounds the wait
-	}
+	idx, release := startHeld(t, path, sessions)
+	release()
 	got, err := idx.Search(ctx, &index.SearchRequest{Query: "turn 2499 garden", AppName: "a", UserID: "u", Limit: 1})
 	if err != nil || len(got.Results) != 1 || got.Results[0].Content != "turn 2499 about the gardens" {
 		t.Fatalf("built again, stemmed (garden finds gardens): %+v, %v", got, err)

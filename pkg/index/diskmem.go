@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"time"
 )
 
@@ -120,12 +121,7 @@ func (d *diskDB) view(o Owner, terms []int64) *memView {
 		v.docs += int64(len(mo.docs))
 		v.length += mo.length
 		v.layers[layer] = mo.docs[:len(mo.docs):len(mo.docs)]
-		if len(mo.vecs) > 0 {
-			v.vecs[layer] = make(map[int32][]byte, len(mo.vecs))
-			for i, vec := range mo.vecs {
-				v.vecs[layer][i] = vec
-			}
-		}
+		v.vecs[layer] = maps.Clone(mo.vecs)
 		for _, t := range terms {
 			for _, p := range mo.postings[t] {
 				p.doc = memDocNumber(layer, int(p.doc))
@@ -200,10 +196,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 			return nil
 		}
 		d.flushing, d.mem = d.mem, newMemtable()
-		d.flushing.cursors = make(map[string]int64, len(d.cursors))
-		for k, v := range d.cursors {
-			d.flushing.cursors[k] = v
-		}
+		d.flushing.cursors = maps.Clone(d.cursors)
 		d.cursorsMoved = false
 	}
 	batch := d.flushing
@@ -234,11 +227,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 				return err
 			}
 		}
-		values := make(map[string]any, len(batch.cursors))
-		for k, v := range batch.cursors {
-			values[k] = v
-		}
-		return setMeta(ctx, t, values)
+		return setMeta(ctx, t, cursorMeta(batch.cursors))
 	}()
 	if err != nil {
 		tx.Rollback()
@@ -253,6 +242,15 @@ func (d *diskDB) flush(ctx context.Context) error {
 	d.flushing = nil
 	d.memMu.Unlock()
 	return nil
+}
+
+// cursorMeta is cursors as the file's meta records them.
+func cursorMeta(cursors map[string]int64) map[string]any {
+	values := make(map[string]any, len(cursors))
+	for k, v := range cursors {
+		values[k] = v
+	}
+	return values
 }
 
 // flusher flushes every flushEvery, and when kicked, until stop is closed.

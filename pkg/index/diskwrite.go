@@ -228,26 +228,40 @@ func (d *diskDB) stageNew(ctx context.Context, o Owner, docs []diskDoc) (bool, e
 		if !found || d.unflushed(o, eventKey{dd.SessionID, dd.EventID}) {
 			continue
 		}
-		var one int
-		err := d.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, dd.SessionID, dd.EventID).Scan(&one)
-		switch {
-		case err == nil:
-			return false, nil
-		case !errors.Is(err, sql.ErrNoRows):
+		if held, err := d.fileHolds(ctx, id, dd.SessionID, dd.EventID); held || err != nil {
 			return false, err
 		}
 	}
 	return d.stage(o, docs), nil
 }
 
+// fileHolds reports whether the file holds the owner's document of event.
+func (d *diskDB) fileHolds(ctx context.Context, owner int64, sessionID, eventID string) (bool, error) {
+	var one int
+	err := d.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, owner, sessionID, eventID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // startOwnerWrite begins writing o's rows in tx, making the owner if need be.
 func startOwnerWrite(ctx context.Context, tx diskTx, o Owner) (*ownerWrite, error) {
-	w := &ownerWrite{ctx: ctx, tx: tx}
-	err := tx.row(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next)
-	if errors.Is(err, sql.ErrNoRows) {
+	w, found, err := ownerWriteOf(ctx, tx, o)
+	if err == nil && !found {
 		err = tx.row(ctx, `INSERT INTO owners(app, user) VALUES(?, ?) RETURNING id`, o.App, o.User).Scan(&w.owner)
 	}
 	return w, err
+}
+
+// ownerWriteOf begins writing the rows of o, if the file has the owner.
+func ownerWriteOf(ctx context.Context, tx diskTx, o Owner) (w *ownerWrite, found bool, err error) {
+	w = &ownerWrite{ctx: ctx, tx: tx}
+	err = tx.row(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, false, nil
+	}
+	return w, err == nil, err
 }
 
 // ownerWrite is one transaction's writes to one owner's rows, with the
@@ -389,11 +403,8 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 	}
 	defer done()
 	return d.update(ctx, func(tx diskTx) error {
-		w := ownerWrite{ctx: ctx, tx: tx}
-		err := tx.row(ctx, `SELECT id, next FROM owners WHERE app = ? AND user = ?`, o.App, o.User).Scan(&w.owner, &w.next)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
+		w, found, err := ownerWriteOf(ctx, tx, o)
+		if err != nil || !found {
 			return err
 		}
 		type doomed struct {
@@ -447,13 +458,12 @@ func (d *diskDB) missing(ctx context.Context, o Owner, sessionID string, eventID
 			missing = append(missing, ev)
 			continue
 		}
-		var one int
-		err := d.row(ctx, `SELECT 1 FROM docs WHERE owner = ? AND session = ? AND event = ?`, id, sessionID, ev).Scan(&one)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			missing = append(missing, ev)
-		case err != nil:
+		held, err := d.fileHolds(ctx, id, sessionID, ev)
+		if err != nil {
 			return nil, err
+		}
+		if !held {
+			missing = append(missing, ev)
 		}
 	}
 	return missing, nil

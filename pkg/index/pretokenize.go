@@ -1,6 +1,7 @@
 package index
 
 import (
+	"maps"
 	"sort"
 	"sync"
 
@@ -46,9 +47,7 @@ func (p *pretokenized) add(x *Index, s session.Session, floor int64) {
 	if p.terms == nil || len(p.terms)+len(found) > maxPretokenized {
 		p.terms = make(map[eventKey]tokenized, len(found))
 	}
-	for k, t := range found {
-		p.terms[k] = t
-	}
+	maps.Copy(p.terms, found)
 }
 
 // take returns the document's terms, tokenized now unless an appender did.

@@ -71,10 +71,7 @@ func (f *snapshotFile) write(s *snapshot) error {
 	if err != nil {
 		return fmt.Errorf("index: writing snapshot %s: %w", f.path, err)
 	}
-	if dir, err := os.Open(filepath.Dir(f.path)); err == nil {
-		dir.Sync()
-		dir.Close()
-	}
+	syncDir(filepath.Dir(f.path))
 	return nil
 }
 
