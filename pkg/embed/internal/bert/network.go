@@ -25,7 +25,6 @@ const (
 type network struct {
 	Shape
 	headWidth        int
-	attentionNorm    float32    // 1/sqrt(headWidth)
 	words, positions mat.Matrix // [vocab, width], [positions, width]
 	tokenType        []float32
 	embNorm          norm
@@ -36,7 +35,10 @@ type norm struct{ scale, bias []float32 }
 
 // layer is one transformer layer; its dense layers are y = x·Wᵀ + b.
 type layer struct {
-	q, k, v, out  dense
+	// qkv is the queries', keys' and values' projections side by side
+	// ([3·width, width]): one product reads the layer's input once and is
+	// large enough to share between cores even for a short query.
+	qkv, out      dense
 	attNorm       norm
 	ffnIn, ffnOut dense
 	ffnNorm       norm
@@ -72,9 +74,31 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	lin := func(name string, out, in int) dense {
 		return mat.NewInt8(take(name+".weight", out, in), vec(name+".bias", out))
 	}
+	// The queries' weights and bias carry attention's 1/sqrt(headWidth), so
+	// the scores need no scaling of their own.
+	attention := func(prefix string, norm float32) dense {
+		w, bias := mat.New(3*width, width), make([]float32, 0, 3*width)
+		for i, part := range []string{"query", "key", "value"} {
+			m, b := take(prefix+part+".weight", width, width), vec(prefix+part+".bias", width)
+			if err != nil {
+				return nil
+			}
+			scale := float32(1)
+			if i == 0 {
+				scale = norm
+			}
+			for j, v := range m.Data {
+				w.Data[i*width*width+j] = v * scale
+			}
+			for _, v := range b {
+				bias = append(bias, v*scale)
+			}
+		}
+		return mat.NewInt8(w, bias)
+	}
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
 	headWidth := width / shape.Heads
-	n := &network{Shape: shape, headWidth: headWidth, attentionNorm: float32(1 / math.Sqrt(float64(headWidth))),
+	n := &network{Shape: shape, headWidth: headWidth,
 		words:     take("embeddings.word_embeddings.weight", vocabSize, width),
 		positions: take("embeddings.position_embeddings.weight", maxPositions, width),
 		embNorm:   nrm("embeddings.LayerNorm"), layers: make([]layer, shape.Layers)}
@@ -82,8 +106,8 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	for i := range n.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		n.layers[i] = layer{
-			q: lin(p+"attention.self.query", width, width), k: lin(p+"attention.self.key", width, width),
-			v: lin(p+"attention.self.value", width, width), out: lin(p+"attention.output.dense", width, width),
+			qkv:     attention(p+"attention.self.", float32(1/math.Sqrt(float64(headWidth)))),
+			out:     lin(p+"attention.output.dense", width, width),
 			attNorm: nrm(p + "attention.output.LayerNorm"),
 			ffnIn:   lin(p+"intermediate.dense", shape.Intermediate, width), ffnOut: lin(p+"output.dense", width, shape.Intermediate),
 			ffnNorm: nrm(p + "output.LayerNorm"),
@@ -146,12 +170,9 @@ func (n *network) encode(texts [][]int) [][]float32 {
 
 // apply runs one layer of n over the texts' rows.
 func (l *layer) apply(x mat.Matrix, spans []span, n *network) mat.Matrix {
-	headWidth := n.headWidth
-	q, k, v := l.q.Of(x), l.k.Of(x), l.v.Of(x)
-	for i := range q.Data {
-		q.Data[i] *= n.attentionNorm
-	}
-	ctx := mat.New(x.Rows, n.Width)
+	headWidth, width := n.headWidth, n.Width
+	qkv := l.qkv.Of(x)
+	ctx := mat.New(x.Rows, width)
 	for _, sp := range spans {
 		rows := sp.to - sp.from
 		qh, kh, vh := mat.New(rows, headWidth), mat.New(rows, headWidth), mat.New(rows, headWidth)
@@ -159,9 +180,10 @@ func (l *layer) apply(x mat.Matrix, spans []span, n *network) mat.Matrix {
 			c := h * headWidth
 			for t := range rows {
 				r := sp.from + t
-				copy(qh.Row(t), q.Row(r)[c:c+headWidth])
-				copy(kh.Row(t), k.Row(r)[c:c+headWidth])
-				copy(vh.Row(t), v.Row(r)[c:c+headWidth])
+				row := qkv.Row(r)
+				copy(qh.Row(t), row[c:c+headWidth])
+				copy(kh.Row(t), row[width+c:width+c+headWidth])
+				copy(vh.Row(t), row[2*width+c:2*width+c+headWidth])
 			}
 			scores := mat.ProductT(qh, kh)
 			for t := range rows {
