@@ -14,7 +14,7 @@ import (
 // ("…what made you decide to run again?\nJon: After my last run…"): an
 // answer seldom repeats its question's words, and a vector of the answer
 // alone misses what it answers. On LoCoMo's development half, hybrid
-// search with all-MiniLM-L6-v2 (vectorWeight 0.4) rose from hit@1 0.413
+// search with all-MiniLM-L6-v2 (DefaultVectorWeight 0.4) rose from hit@1 0.413
 // and recall@5 0.599 to 0.432 and 0.608 with the message's last 12 words,
 // 0.436 and 0.612 with 24; LongMemEval's half did not move with 24
 // (recall_all@5 0.901, ndcg_any@5 0.888). beforeWords is how much of that

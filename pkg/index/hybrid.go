@@ -1,20 +1,42 @@
 package index
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // hybridCandidates is how many results of each signal fusion looks at:
 // more than the top few of each list.
 func hybridCandidates(limit int) int { return max(4*limit, 40) }
 
-// vectorWeight is the vector's share of a fused score, the keyword's
-// being the rest. Chosen on both development halves with all-MiniLM-L6-v2,
+// DefaultVectorWeight is the vector's share of a fused score, the
+// keyword's being the rest, unless WithFusion says otherwise. Chosen on both development halves with all-MiniLM-L6-v2,
 // its floor of 0.3, replies credited and vectors made with the last 24
 // words of the message before (see befores): LoCoMo's hit@1 and recall@5 0.427 and 0.606 at 0.3, 0.436 and
 // 0.612 at 0.4, 0.434 and 0.613 at 0.5; LongMemEval's recall_all@5 and
 // ndcg_any@5 0.901 and 0.888 at both 0.3 and 0.4. LongMemEval alone would
 // take more (ndcg_any@5 0.918 at 0.7), which costs LoCoMo (hit@1 0.382 at
 // 0.6, before vectors had the message before).
-const vectorWeight = 0.4
+const DefaultVectorWeight = 0.4
+
+// Fusion is how a hybrid search weighs its two signals (see fuse).
+type Fusion struct {
+	// VectorWeight is the vector's share of a fused score, from 0 to 1.
+	VectorWeight float64
+	// SimilarityFloor: a result found only by its vector and less similar
+	// than this is left out; the similarity it is scaled from.
+	SimilarityFloor float64
+}
+
+func (f Fusion) check() error {
+	if !(f.VectorWeight >= 0 && f.VectorWeight <= 1) {
+		return fmt.Errorf("%w: the vector weight %v is not between 0 and 1", ErrInvalidArgument, f.VectorWeight)
+	}
+	if !(f.SimilarityFloor >= -1 && f.SimilarityFloor < 1) {
+		return fmt.Errorf("%w: the similarity floor %v is not from -1 to under 1", ErrInvalidArgument, f.SimilarityFloor)
+	}
+	return nil
+}
 
 // fuse merges a keyword and a vector list into one, best first, on a
 // score a person can read, between 0 and 1. The keyword part is the
@@ -34,7 +56,8 @@ const vectorWeight = 0.4
 // nothing rather than the nearest chatter. Signals keep what each search
 // made of each result (its rank, its own score). coverage maps a keyword
 // result to its coverage.
-func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, floor float64, limit int) []SearchResult {
+func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f Fusion, limit int) []SearchResult {
+	weight, floor := f.VectorWeight, f.SimilarityFloor
 	fused := map[eventKey]*SearchResult{}
 	add := func(signal string, rank int, r SearchResult, part float64) {
 		key, own := eventKey{r.SessionID, r.EventID}, Signal{Rank: rank + 1, Score: r.Score}
@@ -52,7 +75,7 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 		best = max(best, r.Score)
 	}
 	for rank, r := range keyword {
-		part := (1 - vectorWeight) * coverage(r)
+		part := (1 - weight) * coverage(r)
 		if best > 0 {
 			part *= math.Sqrt(max(r.Score, 0) / best)
 		}
@@ -64,7 +87,7 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 				continue
 			}
 		}
-		add(string(KindVector), rank, r, vectorWeight*max(0, (r.Score-floor)/(1-floor)))
+		add(string(KindVector), rank, r, weight*max(0, (r.Score-floor)/(1-floor)))
 	}
 	out := make([]SearchResult, 0, len(fused))
 	for _, f := range fused {

@@ -13,7 +13,7 @@ func TestFuseLeavesItsInputsAlone(t *testing.T) {
 	shared := map[string]any{"tag": "the caller's"}
 	keyword := []SearchResult{{SessionID: "s", EventID: "a", Score: 3, Metadata: shared}, {SessionID: "s", EventID: "b", Score: 2}}
 	vector := []SearchResult{{SessionID: "s", EventID: "b", Score: 0.9}, {SessionID: "s", EventID: "c", Score: 0.5, Metadata: shared}}
-	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, 0, 10)
+	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0}, 10)
 	if len(out) != 3 || out[0].EventID != "b" {
 		t.Fatalf("fused %+v, want b (found by both) first of three", out)
 	}
@@ -37,13 +37,13 @@ func TestFuseWeighsKeywordsByCoverage(t *testing.T) {
 	vector := []SearchResult{{SessionID: "s", EventID: "meaning", Score: 0.8}, {SessionID: "s", EventID: "words", Score: 0.4}}
 	full := []SearchResult{{SessionID: "s", EventID: "words", Score: 9}, {SessionID: "s", EventID: "meaning", Score: 1}}
 	coverage := map[string]float64{"words": 1, "meaning": 0.25}
-	out := fuse(full, vector, func(r SearchResult) float64 { return coverage[r.EventID] }, 0, 2)
+	out := fuse(full, vector, func(r SearchResult) float64 { return coverage[r.EventID] }, Fusion{DefaultVectorWeight, 0}, 2)
 	if out[0].EventID != "words" {
 		t.Errorf("a keyword result holding every query term came after %q", out[0].EventID)
 	}
 	nameOnly := []SearchResult{{SessionID: "s", EventID: "chatter", Score: 2}, {SessionID: "s", EventID: "small talk", Score: 2}}
 	coverage = map[string]float64{"chatter": 0.34, "small talk": 0.34}
-	out = fuse(nameOnly, vector, func(r SearchResult) float64 { return coverage[r.EventID] }, 0, 3)
+	out = fuse(nameOnly, vector, func(r SearchResult) float64 { return coverage[r.EventID] }, Fusion{DefaultVectorWeight, 0}, 3)
 	if out[0].EventID != "meaning" {
 		t.Errorf("keyword results holding only a name ranked %q over the vector's best", out[0].EventID)
 	}
@@ -57,15 +57,15 @@ func TestFuseScoresReadAsSharesAndDropUnrelatedNeighbours(t *testing.T) {
 	keyword := []SearchResult{{SessionID: "s", EventID: "exact", Score: 7}, {SessionID: "s", EventID: "weak", Score: 3.5}}
 	vector := []SearchResult{{SessionID: "s", EventID: "exact", Score: 1}, {SessionID: "s", EventID: "near", Score: 0.6},
 		{SessionID: "s", EventID: "chatter", Score: 0.15}, {SessionID: "s", EventID: "weak", Score: 0.1}}
-	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, 0.2, 10)
+	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10)
 	got := map[string]float64{}
 	for _, r := range out {
 		got[r.EventID] = r.Score
 	}
 	want := map[string]float64{
-		"exact": 1,                                   // best words, every term, same meaning
-		"weak":  (1 - vectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); its vector under the floor adds nothing
-		"near":  vectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
+		"exact": 1,                                          // best words, every term, same meaning
+		"weak":  (1 - DefaultVectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); its vector under the floor adds nothing
+		"near":  DefaultVectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
 	}
 	if len(got) != len(want) {
 		t.Fatalf("fused %v, want %v: chatter (0.15, under the floor 0.2, found by no word) left out", got, want)
@@ -78,7 +78,7 @@ func TestFuseScoresReadAsSharesAndDropUnrelatedNeighbours(t *testing.T) {
 	if out[0].EventID != "exact" {
 		t.Errorf("first %q, want exact", out[0].EventID)
 	}
-	if none := fuse(nil, vector[2:], func(SearchResult) float64 { return 1 }, 0.2, 10); len(none) != 0 {
+	if none := fuse(nil, vector[2:], func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10); len(none) != 0 {
 		t.Errorf("a query no word and no close meaning answers found %+v", none)
 	}
 }

@@ -59,9 +59,7 @@ type Index struct {
 	store    Store
 	local    inProcessStore // the store, when it is in process
 	embedder embed.Embedder
-	// similarityFloor: a vector-only neighbour less similar than this is
-	// not returned by a hybrid search (see fuse).
-	similarityFloor float64
+	fusion   Fusion // how a hybrid search weighs its signals
 	// forgot: the owners forgotten while a rebuild runs (see forgetting).
 	forgotMu sync.Mutex
 	forgot   map[Owner]bool
@@ -113,12 +111,18 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		position = NewInMemoryPosition()
 	}
 	o := newOptions(opts)
-	var floor float64
+	fusion := Fusion{VectorWeight: DefaultVectorWeight}
 	if e != nil {
-		floor = embed.SimilarityFloor(e)
+		fusion.SimilarityFloor = embed.SimilarityFloor(e)
 		e = tracedEmbedder{e}
 	}
-	x := &Index{kind: kind, store: store, embedder: e, similarityFloor: floor, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
+	if o.fusion != nil {
+		if err := o.fusion.check(); err != nil {
+			return nil, err
+		}
+		fusion = *o.fusion
+	}
+	x := &Index{kind: kind, store: store, embedder: e, fusion: fusion, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
 	x.local, _ = store.(inProcessStore)
 	x.leads.Store(x.local != nil) // the process always leads its own store
 	if o.background && kind == KindHybrid && o.sessions != nil {
@@ -294,42 +298,40 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	if x.kind != KindVector {
 		terms = x.tok.Tokens(req.Query)
 	}
-	var vec []float32
-	if x.embedder != nil {
-		vecs, err := embed.Queries(ctx, x.embedder, []string{req.Query})
-		if err != nil {
-			return nil, fmt.Errorf("index: embedding the query: %w", err)
-		}
-		vec = vecs[0]
-	}
 	// The best candidates, more than the limit: a short question among
 	// them gives part of its score to its reply (creditReplies), and a
 	// search that prefers recent results weighs them by their age; then
 	// the best limit is kept.
 	want := hybridCandidates(limit)
 	f := req.Filter
-	// Extra results let ties be broken the same way whichever the store.
 	switch x.kind {
 	case KindKeyword:
+		// Extra results let ties be broken the same way whichever the store.
 		resp.Results, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: want + 10, Filter: f}, want)
 	case KindVector:
-		resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: want + 10, Filter: f}, want)
+		var vec []float32
+		if vec, err = x.embedQuery(ctx, req.Query); err == nil {
+			resp.Results, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: want + 10, Filter: f}, want)
+		}
 	default:
-		// Both searches at once, fused here for every store alike: fusion
-		// needs each keyword result's words (see fuse).
-		n := hybridCandidates(limit)
+		// The keyword search runs while the query is embedded, which takes
+		// longer, and the vector search after; they are fused here for every
+		// store alike: fusion needs each keyword result's words (see fuse).
 		var g errgroup.Group
 		var keyword, vector []SearchResult
 		g.Go(func() (err error) {
-			keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: n, Filter: f}, n)
+			keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: want, Filter: f}, want)
 			return err
 		})
-		g.Go(func() (err error) {
-			vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: n, Filter: f}, n)
+		g.Go(func() error {
+			vec, err := x.embedQuery(ctx, req.Query)
+			if err == nil {
+				vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: want, Filter: f}, want)
+			}
 			return err
 		})
 		if err = g.Wait(); err == nil {
-			resp.Results = fuse(keyword, vector, x.coverage(terms), x.similarityFloor, want)
+			resp.Results = fuse(keyword, vector, x.coverage(terms), x.fusion, want)
 		}
 	}
 	if err != nil {
@@ -341,6 +343,15 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	}
 	resp.Results = resp.Results[:min(limit, len(resp.Results))]
 	return resp, nil
+}
+
+// embedQuery is the vector the query is searched with.
+func (x *Index) embedQuery(ctx context.Context, query string) ([]float32, error) {
+	vecs, err := embed.Queries(ctx, x.embedder, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("index: embedding the query: %w", err)
+	}
+	return vecs[0], nil
 }
 
 // ranked runs one search on the store and orders its results the same

@@ -21,6 +21,7 @@ type options struct {
 	background bool
 	vectorLag  int64
 	vectorsAt  Position
+	fusion     *Fusion
 }
 
 // WithInclude chooses which events are indexed (default: the text of every message, not tool results nor summaries).
@@ -96,6 +97,13 @@ func WithBackgroundVectors(maxLag int) Option {
 // index in process keeps it in its snapshot). Its lease is not used: the
 // process that leads the index's own position embeds.
 func WithVectorPosition(p Position) Option { return func(o *options) { o.vectorsAt = p } }
+
+// WithFusion sets how a hybrid search weighs its signals: the vector's
+// share of the score and the similarity under which a result found only
+// by its vector is left out. Without it an index takes
+// DefaultVectorWeight and the embedder's own floor (embed.SimilarityFloor),
+// both chosen on public benchmarks; it is for measuring others.
+func WithFusion(f Fusion) Option { return func(o *options) { o.fusion = &f } }
 
 // log is where the index logs.
 func (o options) log() *slog.Logger {

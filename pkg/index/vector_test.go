@@ -2,8 +2,10 @@ package index_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +263,57 @@ func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the word-piece match is missing from %+v", rs.Results)
+	}
+}
+
+func TestWithFusionWeighsTheSignals(t *testing.T) {
+	search := func(f index.Fusion) []index.SearchResult {
+		t.Helper()
+		idx, err := index.NewHybrid(hashEmbedder(t, 0), index.WithStemming(false), index.WithFusion(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions := session.NewInMemoryService()
+		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+		for _, text := range []string{"deploy the service with Konflux", "deployment pipelines are slow"} {
+			sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "deploy Konflux", AppName: "a", UserID: "u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs.Results
+	}
+	vectorOnly := func(rs []index.SearchResult) *index.SearchResult {
+		for i := range rs {
+			if rs[i].Content == "deployment pipelines are slow" {
+				return &rs[i]
+			}
+		}
+		return nil
+	}
+	// All to the vector: the score is the similarity above the floor, scaled.
+	r := vectorOnly(search(index.Fusion{VectorWeight: 1, SimilarityFloor: 0.1}))
+	if r == nil {
+		t.Fatal("the vector-only match is missing")
+	}
+	if want := (r.Signals["vector"].Score - 0.1) / 0.9; math.Abs(r.Score-want) > 1e-9 {
+		t.Errorf("score with all weight on the vector = %v, want %v", r.Score, want)
+	}
+	// None to the vector: it is still a candidate, worth nothing.
+	if r := vectorOnly(search(index.Fusion{VectorWeight: 0, SimilarityFloor: 0.1})); r == nil || r.Score != 0 {
+		t.Errorf("vector-only match with no weight on the vector = %+v, want a score of 0", r)
+	}
+	// Under the floor it is left out.
+	if r := vectorOnly(search(index.Fusion{VectorWeight: 0.5, SimilarityFloor: 0.99})); r != nil {
+		t.Errorf("vector-only match under the floor = %+v, want it left out", r)
+	}
+	for _, f := range []index.Fusion{{VectorWeight: -0.1}, {VectorWeight: 1.5}, {VectorWeight: math.NaN()}, {VectorWeight: 0.4, SimilarityFloor: 1}, {SimilarityFloor: -2}} {
+		if _, err := index.NewHybrid(hashEmbedder(t, 0), index.WithFusion(f)); !errors.Is(err, index.ErrInvalidArgument) {
+			t.Errorf("WithFusion(%+v): err = %v, want ErrInvalidArgument", f, err)
+		}
 	}
 }
