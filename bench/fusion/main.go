@@ -1,0 +1,174 @@
+// Command fusion measures a hybrid index's fusion on the public
+// benchmarks for a grid of vector weights and similarity floors, so that a
+// weight is chosen where both benchmarks agree. Embedding every turn
+// again for each point of the grid would take LongMemEval's half an hour
+// each time; the vectors are kept in a cache file instead (one a model,
+// made on the first run, reused after), and each point replays the
+// conversations into a fresh in-memory index, keyword terms and all:
+//
+//	go run ./bench/fusion -locomo locomo-dev.zip -longmemeval longmemeval-s-dev.jsonl.gz \
+//		-embedder e5-small -weights 0.3,0.4,0.5 -floors 0.7,0.75,0.8
+//
+// Its figures are for choosing; `hector eval` (vectors in int8, in the
+// file) gives the figures of record, within 0.002 of these.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hectormem/hector/pkg/embed"
+	"github.com/hectormem/hector/pkg/embed/e5"
+	"github.com/hectormem/hector/pkg/embed/minilm"
+	"github.com/hectormem/hector/pkg/eval"
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+func main() {
+	locomo := flag.String("locomo", "", "LoCoMo's file (or a zip of its conversations)")
+	lme := flag.String("longmemeval", "", "LongMemEval's longmemeval_s (JSON array or lines, gzipped or not)")
+	model := flag.String("embedder", "e5-small", "the built-in encoder: e5-small or minilm")
+	cacheDir := flag.String("cache", filepath.Join(os.TempDir(), "hector-fusion"), "where the vectors are kept between runs")
+	weights := flag.String("weights", "0.3,0.4,0.5", "the vector weights to measure, comma-separated")
+	floors := flag.String("floors", "", "the similarity floors to measure, comma-separated (default: the embedder's)")
+	flag.Parse()
+	if *locomo == "" && *lme == "" {
+		log.Fatal("fusion: give -locomo, -longmemeval or both")
+	}
+	var e embed.Embedder
+	var err error
+	switch *model {
+	case "e5-small":
+		e, err = e5.New()
+	case "minilm":
+		e, err = minilm.New()
+	default:
+		log.Fatalf("fusion: -embedder %q: give e5-small or minilm", *model)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := numbers(*weights)
+	if err != nil {
+		log.Fatalf("fusion: -weights: %v", err)
+	}
+	fs, err := numbers(*floors)
+	if err != nil {
+		log.Fatalf("fusion: -floors: %v", err)
+	}
+	if len(fs) == 0 {
+		fs = []float64{embed.SimilarityFloor(e)}
+	}
+	cache, err := openCache(*cacheDir, e)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cache.close()
+
+	ctx := context.Background()
+	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	for _, set := range []struct {
+		path string
+		load func(string, []byte) (*eval.Dataset, error)
+	}{{*locomo, eval.DefaultLimits.LoadLoCoMo}, {*lme, eval.DefaultLimits.LoadLongMemEval}} {
+		if set.path == "" {
+			continue
+		}
+		raw, err := eval.DefaultLimits.ReadFile(set.path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		d, err := set.load(set.path, raw)
+		if err != nil {
+			log.Fatal(err)
+		}
+		header := false
+		for _, f := range fs {
+			for _, w := range ws {
+				r, err := run(ctx, d, cache, index.Fusion{VectorWeight: w, SimilarityFloor: f})
+				if err != nil {
+					log.Fatal(err)
+				}
+				if !header {
+					fmt.Fprintf(out, "%s (%d questions)\tweight\tfloor\t%s\t%s\n", d.Format, r.Overall.Questions, strings.Join(r.Metrics, "\t"), categoryNames(r))
+					header = true
+				}
+				fmt.Fprintf(out, "\t%.2f\t%.2f\t%s\t%s\n", w, f, values(r.Metrics, r.Overall), categoryValues(r))
+				log.Printf("fusion: %s, weight %.2f, floor %.2f: done", d.Format, w, f)
+			}
+		}
+		fmt.Fprintln(out)
+		out.Flush()
+	}
+}
+
+// run replays d into a fresh in-memory hybrid index fused by f, as
+// `hector eval` does, and asks its questions.
+func run(ctx context.Context, d *eval.Dataset, e embed.Embedder, f index.Fusion) (*eval.Report, error) {
+	sessions := session.NewInMemoryService()
+	idx, err := index.NewHybrid(e, index.WithSessions(sessions), index.WithFusion(f),
+		index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	if err := idx.Start(ctx); err != nil {
+		return nil, err
+	}
+	return eval.Run(ctx, d, sessions, idx, eval.Options{})
+}
+
+func numbers(list string) ([]float64, error) {
+	var out []float64
+	for s := range strings.SplitSeq(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// The first metric of each category, the one the benchmark leads with.
+func categoryNames(r *eval.Report) string {
+	var names []string
+	for _, c := range r.Categories {
+		if !c.Apart {
+			names = append(names, fmt.Sprintf("%s (%d) %s", c.Name, c.Questions, r.Metrics[0]))
+		}
+	}
+	return strings.Join(names, "\t")
+}
+
+func categoryValues(r *eval.Report) string {
+	var vs []string
+	for _, c := range r.Categories {
+		if !c.Apart {
+			vs = append(vs, fmt.Sprintf("%.3f", c.Values[r.Metrics[0]]))
+		}
+	}
+	return strings.Join(vs, "\t")
+}
+
+func values(metrics []string, f eval.Figures) string {
+	vs := make([]string, len(metrics))
+	for i, m := range metrics {
+		vs[i] = fmt.Sprintf("%.3f", f.Values[m])
+	}
+	return strings.Join(slices.Clip(vs), "\t")
+}
