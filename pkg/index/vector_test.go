@@ -227,15 +227,18 @@ func TestHybrid(t *testing.T) {
 	})
 }
 
-func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
-	// Unstemmed, "deployment" shares no word with "deploy": the vector side alone finds it.
-	idx, err := index.NewHybrid(hashEmbedder(t, 0), index.WithStemming(false))
+// searchDeployments indexes texts of one user's session in an unstemmed
+// hybrid index and searches it for "deploy Konflux". Unstemmed,
+// "deployment" shares no word with "deploy": the vector side alone finds it.
+func searchDeployments(t *testing.T, texts []string, opts ...index.Option) *index.SearchResponse {
+	t.Helper()
+	idx, err := index.NewHybrid(hashEmbedder(t, 0), append(opts, index.WithStemming(false))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sessions := session.NewInMemoryService()
 	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	for _, text := range []string{"deploy the service with Konflux", "deployment pipelines are slow", "lunch at noon"} {
+	for _, text := range texts {
 		sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
 	}
 	if err := idx.Index(t.Context(), resp.Session); err != nil {
@@ -245,6 +248,11 @@ func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rs
+}
+
+func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
+	rs := searchDeployments(t, []string{"deploy the service with Konflux", "deployment pipelines are slow", "lunch at noon"})
 	if len(rs.Results) == 0 || rs.Results[0].Content != "deploy the service with Konflux" {
 		t.Fatalf("results = %+v", rs.Results)
 	}
@@ -269,23 +277,7 @@ func TestHybridSaysWhichSignalsFoundEachResult(t *testing.T) {
 func TestWithFusionWeighsTheSignals(t *testing.T) {
 	search := func(f index.Fusion) []index.SearchResult {
 		t.Helper()
-		idx, err := index.NewHybrid(hashEmbedder(t, 0), index.WithStemming(false), index.WithFusion(f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions := session.NewInMemoryService()
-		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-		for _, text := range []string{"deploy the service with Konflux", "deployment pipelines are slow"} {
-			sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
-		}
-		if err := idx.Index(t.Context(), resp.Session); err != nil {
-			t.Fatal(err)
-		}
-		rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "deploy Konflux", AppName: "a", UserID: "u"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rs.Results
+		return searchDeployments(t, []string{"deploy the service with Konflux", "deployment pipelines are slow"}, index.WithFusion(f)).Results
 	}
 	vectorOnly := func(rs []index.SearchResult) *index.SearchResult {
 		for i := range rs {
