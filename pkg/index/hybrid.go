@@ -10,10 +10,11 @@ import (
 func hybridCandidates(limit int) int { return max(4*limit, 40) }
 
 // DefaultVectorWeight is the vector's share of a fused score, the
-// keyword's being the rest, unless WithFusion says otherwise. Chosen on both development halves with all-MiniLM-L6-v2,
-// its floor of 0.3, replies credited and vectors made with the last 24
-// words of the message before (see befores): LoCoMo's hit@1 and recall@5 0.427 and 0.606 at 0.3, 0.436 and
-// 0.612 at 0.4, 0.434 and 0.613 at 0.5; LongMemEval's recall_all@5 and
+// keyword's being the rest, unless WithFusion says otherwise. Chosen on
+// both development halves with all-MiniLM-L6-v2, its floor of 0.3,
+// replies credited and vectors made with the last 24 words of the message
+// before (see befores): LoCoMo's hit@1 and recall@5 0.427 and 0.606 at
+// 0.3, 0.436 and 0.612 at 0.4, 0.434 and 0.613 at 0.5; LongMemEval's recall_all@5 and
 // ndcg_any@5 0.901 and 0.888 at both 0.3 and 0.4. LongMemEval alone would
 // take more (ndcg_any@5 0.918 at 0.7), which costs LoCoMo (hit@1 0.382 at
 // 0.6, before vectors had the message before).
