@@ -116,10 +116,11 @@ func (c *cache) embed(ctx context.Context, kind string, texts []string, fn func(
 	for j, i := range at {
 		out[i] = vecs[j]
 		c.vectors[keys[i]] = slices.Clone(vecs[j])
-		c.w.Write(keys[i][:])
+		record := append(make([]byte, 0, sha256.Size+4*len(vecs[j])), keys[i][:]...)
 		for _, v := range vecs[j] {
-			c.w.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+			record = binary.LittleEndian.AppendUint32(record, math.Float32bits(v))
 		}
+		c.w.Write(record) // an error stays in c.w, and close returns it
 	}
 	return out, nil
 }

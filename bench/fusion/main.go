@@ -74,7 +74,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cache.close()
+	defer func() {
+		if err := cache.close(); err != nil {
+			log.Printf("fusion: the vectors made this run are not all kept: %v", err)
+		}
+	}()
 
 	ctx := context.Background()
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
