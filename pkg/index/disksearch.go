@@ -211,7 +211,7 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 			var doc int64
 			var ts []byte
 			var dd Document
-			if err := rows.Scan(&doc, &dd.SessionID, &dd.EventID, &dd.Seq, &dd.Author, &dd.Role, &ts, &dd.Text); err != nil {
+			if err := rows.Scan(&doc, &dd.SessionID, &dd.EventID, &dd.Seq, &dd.Author, &dd.Role, &ts, storedText{&dd.Text}); err != nil {
 				rows.Close()
 				return nil, err
 			}

@@ -34,6 +34,7 @@ type diskDoc struct {
 	ts     []byte
 	length int64
 	terms  []byte // each distinct term's hash, 8 bytes little-endian, in order of first use
+	packed any    // the text as the file keeps it (packText)
 	tfs    []int64
 	vec    []byte // the unit vector as encodeVector keeps it; nil when it has none
 }
@@ -43,7 +44,7 @@ func encodeDoc(sd StoredDoc, schema Schema) (diskDoc, error) {
 	if err != nil {
 		return diskDoc{}, err
 	}
-	dd := diskDoc{Document: sd.Document, ts: ts, length: int64(len(sd.Terms))}
+	dd := diskDoc{Document: sd.Document, ts: ts, length: int64(len(sd.Terms)), packed: packText(sd.Text)}
 	if schema.Terms {
 		at := make(map[string]int, len(sd.Terms))
 		dd.terms = make([]byte, 0, 8*len(sd.Terms))
@@ -192,7 +193,7 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 		for i, dd := range docs {
 			var stored diskDoc
 			err := tx.row(ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
+				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, storedText{&stored.Text})
 			if errors.Is(err, sql.ErrNoRows) || err == nil && !sameStored(&stored, &dd) {
 				return nil // not only vectors: written another way
 			} else if err != nil {
@@ -290,7 +291,7 @@ func (w *ownerWrite) put(dd diskDoc) error {
 	}
 	var stored diskDoc
 	err = w.tx.row(w.ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, &stored.Text)
+		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, storedText{&stored.Text})
 	switch {
 	case err != nil:
 		return err
@@ -325,7 +326,7 @@ func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
 	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(id, owner, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(owner, session, event) DO NOTHING`,
-		rowID(w.owner, doc), w.owner, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.Text)
+		rowID(w.owner, doc), w.owner, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.packed)
 	if err != nil {
 		return false, err
 	}

@@ -92,7 +92,7 @@ func indexErinAndFrank(t *testing.T, idx *Index) {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
+			text := canaryText(user, i)
 			if err := sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: user, Message: session.NewTextMessage(session.RoleUser, text)}); err != nil {
 				t.Fatal(err)
 			}
@@ -101,6 +101,16 @@ func indexErinAndFrank(t *testing.T, idx *Index) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// canaryText is the user's i-th text: the last is long enough for a file
+// to keep it compressed (packText).
+func canaryText(user string, i int) string {
+	text := fmt.Sprintf("%s remembers the %s-canary-%d by the river", user, user, i)
+	if i == 2 {
+		text += strings.Repeat(", and the water runs past the old mill", 4)
+	}
+	return text
 }
 
 // vectorDocs is what a shard's exported vectors hold, by document: the
@@ -179,8 +189,12 @@ func TestForgetLeavesNothingInTheFile(t *testing.T) {
 	}
 	idx = open()
 	defer idx.Close()
-	if !bytes.Contains(files(), []byte("erin-canary")) {
-		t.Fatal("the file does not hold erin's words before: the scan sees nothing")
+	compressed, ok := packText(canaryText("erin", 2)).([]byte)
+	if !ok {
+		t.Fatal("erin's long text is not compressed")
+	}
+	if raw := files(); !bytes.Contains(raw, []byte("erin-canary")) || !bytes.Contains(raw, compressed) {
+		t.Fatal("the file does not hold erin's words, plain and compressed, before: the scan sees nothing")
 	}
 	frankBefore, err := idx.Search(t.Context(), &SearchRequest{Query: "river canary", AppName: "app", UserID: "frank"})
 	if err != nil {
@@ -189,7 +203,7 @@ func TestForgetLeavesNothingInTheFile(t *testing.T) {
 	if n, err := idx.Forget(t.Context(), "app", "erin"); err != nil || n != 3 {
 		t.Fatalf("Forget = %d, %v; want erin's 3 documents", n, err)
 	}
-	if raw := files(); bytes.Contains(raw, []byte("erin")) {
+	if raw := files(); bytes.Contains(raw, []byte("erin")) || bytes.Contains(raw, compressed) {
 		t.Error("the file or its journal holds erin's name or words after forgetting her")
 	}
 	frank, err := idx.Search(t.Context(), &SearchRequest{Query: "river canary", AppName: "app", UserID: "frank"})
