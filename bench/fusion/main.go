@@ -42,6 +42,8 @@ func main() {
 	cacheDir := flag.String("cache", filepath.Join(os.TempDir(), "hector-fusion"), "where the vectors are kept between runs")
 	weights := flag.String("weights", "0.3,0.4,0.5", "the vector weights to measure, comma-separated")
 	floors := flag.String("floors", "", "the similarity floors to measure, comma-separated (default: the embedder's)")
+	byCategory := flag.String("category-metrics", "hit@1,recall@5,recall_all@5,ndcg_any@5",
+		"the metrics shown for each category, of those the benchmark has (the default bar's)")
 	flag.Parse()
 	if *locomo == "" && *lme == "" {
 		log.Fatal("fusion: give -locomo, -longmemeval or both")
@@ -97,6 +99,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
+		shown := slices.DeleteFunc(strings.Split(*byCategory, ","), func(m string) bool { return !slices.Contains(d.Metrics, m) })
 		header := false
 		for _, f := range fs {
 			for _, w := range ws {
@@ -105,10 +108,10 @@ func main() {
 					log.Fatal(err)
 				}
 				if !header {
-					fmt.Fprintf(out, "%s (%d questions)\tweight\tfloor\t%s\t%s\n", d.Format, r.Overall.Questions, strings.Join(r.Metrics, "\t"), categoryNames(r))
+					fmt.Fprintf(out, "%s (%d questions)\tweight\tfloor\t%s\t%s\n", d.Format, r.Overall.Questions, strings.Join(r.Metrics, "\t"), categoryNames(r, shown))
 					header = true
 				}
-				fmt.Fprintf(out, "\t%.2f\t%.2f\t%s\t%s\n", w, f, values(r.Metrics, r.Overall), categoryValues(r))
+				fmt.Fprintf(out, "\t%.2f\t%.2f\t%s\t%s\n", w, f, values(r.Metrics, r.Overall), categoryValues(r, shown))
 				log.Printf("fusion: %s, weight %.2f, floor %.2f: done", d.Format, w, f)
 			}
 		}
@@ -148,22 +151,25 @@ func numbers(list string) ([]float64, error) {
 	return out, nil
 }
 
-// The first metric of each category, the one the benchmark leads with.
-func categoryNames(r *eval.Report) string {
+// categoryNames and categoryValues: the metrics shown of each category
+// scored with the others.
+func categoryNames(r *eval.Report, metrics []string) string {
 	var names []string
 	for _, c := range r.Categories {
-		if !c.Apart {
-			names = append(names, fmt.Sprintf("%s (%d) %s", c.Name, c.Questions, r.Metrics[0]))
+		for _, m := range metrics {
+			if !c.Apart {
+				names = append(names, fmt.Sprintf("%s (%d) %s", c.Name, c.Questions, m))
+			}
 		}
 	}
 	return strings.Join(names, "\t")
 }
 
-func categoryValues(r *eval.Report) string {
+func categoryValues(r *eval.Report, metrics []string) string {
 	var vs []string
 	for _, c := range r.Categories {
 		if !c.Apart {
-			vs = append(vs, fmt.Sprintf("%.3f", c.Values[r.Metrics[0]]))
+			vs = append(vs, values(metrics, c))
 		}
 	}
 	return strings.Join(vs, "\t")

@@ -65,3 +65,20 @@ func SimilarityFloor(e Embedder) float64 {
 	}
 	return 0
 }
+
+// Weighted is an embedder that knows what share of a hybrid search's
+// score its similarity earns, the words' being the rest. A model that
+// tells a question's answer from its neighbours better earns more; like
+// the floor, it is measured per model.
+type Weighted interface {
+	VectorWeight() float64
+}
+
+// VectorWeight is e's share, or 0 for a model that does not say: the
+// index then takes its own default.
+func VectorWeight(e Embedder) float64 {
+	if w, ok := e.(Weighted); ok {
+		return w.VectorWeight()
+	}
+	return 0
+}

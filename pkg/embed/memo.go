@@ -81,3 +81,4 @@ func (m *memo) embed(ctx context.Context, texts []string, key string, fn func(co
 }
 
 func (m *memo) SimilarityFloor() float64 { return SimilarityFloor(m.Embedder) }
+func (m *memo) VectorWeight() float64    { return VectorWeight(m.Embedder) }

@@ -113,6 +113,9 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 	o := newOptions(opts)
 	fusion := Fusion{VectorWeight: DefaultVectorWeight}
 	if e != nil {
+		if w := embed.VectorWeight(e); w > 0 {
+			fusion.VectorWeight = w
+		}
 		fusion.SimilarityFloor = embed.SimilarityFloor(e)
 		e = tracedEmbedder{e}
 	}

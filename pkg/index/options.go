@@ -100,9 +100,10 @@ func WithVectorPosition(p Position) Option { return func(o *options) { o.vectors
 
 // WithFusion sets how a hybrid search weighs its signals: the vector's
 // share of the score and the similarity under which a result found only
-// by its vector is left out. Without it an index takes
-// DefaultVectorWeight and the embedder's own floor (embed.SimilarityFloor),
-// both chosen on public benchmarks; it is for measuring others.
+// by its vector is left out. Without it an index takes the embedder's own
+// weight (embed.VectorWeight, else DefaultVectorWeight) and floor
+// (embed.SimilarityFloor), chosen on public benchmarks; it is for
+// measuring others.
 func WithFusion(f Fusion) Option { return func(o *options) { o.fusion = &f } }
 
 // log is where the index logs.

@@ -227,12 +227,25 @@ func TestHybrid(t *testing.T) {
 	})
 }
 
+// tuned is an embedder whose model gives its own fusion weight and floor.
+type tuned struct {
+	*embed.Hash
+	weight, floor float64
+}
+
+func (e tuned) VectorWeight() float64    { return e.weight }
+func (e tuned) SimilarityFloor() float64 { return e.floor }
+
 // searchDeployments indexes texts of one user's session in an unstemmed
 // hybrid index and searches it for "deploy Konflux". Unstemmed,
 // "deployment" shares no word with "deploy": the vector side alone finds it.
 func searchDeployments(t *testing.T, texts []string, opts ...index.Option) *index.SearchResponse {
+	return searchDeploymentsWith(t, hashEmbedder(t, 0), texts, opts...)
+}
+
+func searchDeploymentsWith(t *testing.T, e embed.Embedder, texts []string, opts ...index.Option) *index.SearchResponse {
 	t.Helper()
-	idx, err := index.NewHybrid(hashEmbedder(t, 0), append(opts, index.WithStemming(false))...)
+	idx, err := index.NewHybrid(e, append(opts, index.WithStemming(false))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,6 +315,20 @@ func TestWithFusionWeighsTheSignals(t *testing.T) {
 	// Under the floor it is left out.
 	if r := vectorOnly(search(index.Fusion{VectorWeight: 0.5, SimilarityFloor: 0.99})); r != nil {
 		t.Errorf("vector-only match under the floor = %+v, want it left out", r)
+	}
+	// An embedder that gives its own weight and floor is fused with them,
+	// remembered or not, unless WithFusion says otherwise.
+	own := tuned{hashEmbedder(t, 0), 1, 0.1}
+	for _, e := range []embed.Embedder{own, embed.Memo(own, 8)} {
+		r := vectorOnly(searchDeploymentsWith(t, e, []string{"deploy the service with Konflux", "deployment pipelines are slow"}).Results)
+		if r == nil || math.Abs(r.Score-(r.Signals["vector"].Score-0.1)/0.9) > 1e-9 {
+			t.Errorf("%T: vector-only match = %+v, want the score of all weight on the vector, floor 0.1", e, r)
+		}
+		r = vectorOnly(searchDeploymentsWith(t, e, []string{"deploy the service with Konflux", "deployment pipelines are slow"},
+			index.WithFusion(index.Fusion{VectorWeight: 0, SimilarityFloor: 0.1})).Results)
+		if r == nil || r.Score != 0 {
+			t.Errorf("%T under WithFusion(weight 0): vector-only match = %+v, want a score of 0", e, r)
+		}
 	}
 	for _, f := range []index.Fusion{{VectorWeight: -0.1}, {VectorWeight: 1.5}, {VectorWeight: math.NaN()}, {VectorWeight: 0.4, SimilarityFloor: 1}, {SimilarityFloor: -2}} {
 		if _, err := index.NewHybrid(hashEmbedder(t, 0), index.WithFusion(f)); !errors.Is(err, index.ErrInvalidArgument) {
