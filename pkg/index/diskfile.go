@@ -29,6 +29,7 @@ type diskDB struct {
 	cursorsMoved bool             // since the last flush
 	flushMu      sync.Mutex       // a flush at a time
 	viewMu       sync.RWMutex     // searches read; a flush's commit writes
+	vectors      *ownerVectors    // emptied after every commit
 	gate         sync.RWMutex     // staging reads; settle writes
 	kick, stop   chan struct{}
 	flusherDone  chan struct{}
@@ -205,7 +206,7 @@ func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	write.SetMaxOpenConns(2)
 	write.SetMaxIdleConns(2)
 	write.SetConnMaxLifetime(0)
-	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}, mem: newMemtable()}
+	d := &diskDB{read: read, write: write, reads: statements{db: read}, writes: statements{db: write}, mem: newMemtable(), vectors: newOwnerVectors()}
 	if _, err := write.Exec(diskTables); err != nil {
 		read.Close()
 		write.Close()
@@ -253,6 +254,7 @@ func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
 		tx.Rollback()
 		return err
 	}
+	defer d.vectors.changed()
 	return tx.Commit()
 }
 

@@ -235,6 +235,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 	}
 	d.viewMu.Lock()
 	defer d.viewMu.Unlock()
+	defer d.vectors.changed()
 	if err := tx.Commit(); err != nil {
 		return err
 	}

@@ -297,39 +297,47 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 }
 
 // scanVectors hands consider each of the owner's vectors in the file that
-// f keeps, with its cosine similarity to the unit vector q.
+// f keeps, with its cosine similarity to the unit vector q. Unfiltered,
+// they come from memory when the owner was searched since the file last
+// changed (ownerVectors); a filter reads them with the documents' fields.
 func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Filter, consider func(doc int64, score float32)) error {
-	filtered := !f.IsZero()
-	query := `SELECT id ` + docOfRow + `, vec FROM vectors WHERE id BETWEEN ? AND ?`
-	if filtered {
-		query = `SELECT v.id ` + docOfRow + `, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.id = v.id WHERE v.id BETWEEN ? AND ?`
+	row := make([]float32, len(q))
+	if f.IsZero() {
+		e := d.vectors.get(owner)
+		if e == nil {
+			var err error
+			if e, err = d.readVectors(ctx, owner); err != nil {
+				return err
+			}
+			d.vectors.put(e)
+		}
+		for i, raw := range e.vecs {
+			if !decodeVector(row, raw) {
+				return errStoredDims(len(q))
+			}
+			consider(e.docs[i], dot(q, row))
+		}
+		return nil
 	}
 	first, last := ownerRows(owner)
-	rows, err := d.query(ctx, query, first, last)
+	rows, err := d.query(ctx, `SELECT v.id `+docOfRow+`, v.vec, d.session, d.author, d.role, d.ts FROM vectors v JOIN docs d ON d.id = v.id WHERE v.id BETWEEN ? AND ?`, first, last)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	row := make([]float32, len(q))
 	for rows.Next() {
 		var doc int64
 		var raw sql.RawBytes
 		var meta Document
 		var ts []byte
-		dest := []any{&doc, &raw}
-		if filtered {
-			dest = append(dest, &meta.SessionID, &meta.Author, &meta.Role, &ts)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&doc, &raw, &meta.SessionID, &meta.Author, &meta.Role, &ts); err != nil {
 			return err
 		}
-		if filtered {
-			if meta.Timestamp, err = timeOf(ts); err != nil {
-				return err
-			}
-			if !f.Keeps(&meta) {
-				continue
-			}
+		if meta.Timestamp, err = timeOf(ts); err != nil {
+			return err
+		}
+		if !f.Keeps(&meta) {
+			continue
 		}
 		if !decodeVector(row, raw) {
 			return errStoredDims(len(q))
@@ -337,6 +345,28 @@ func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Fi
 		consider(doc, dot(q, row))
 	}
 	return rows.Err()
+}
+
+// readVectors reads the owner's vectors from the file, as of the
+// generation the entry names.
+func (d *diskDB) readVectors(ctx context.Context, owner int64) (*ownerEntry, error) {
+	e := d.vectors.reading(owner)
+	first, last := ownerRows(owner)
+	rows, err := d.query(ctx, `SELECT id `+docOfRow+`, vec FROM vectors WHERE id BETWEEN ? AND ?`, first, last)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var doc int64
+		var vec []byte // a copy: the entry outlives the row
+		if err := rows.Scan(&doc, &vec); err != nil {
+			return nil, err
+		}
+		e.docs, e.vecs = append(e.docs, doc), append(e.vecs, vec)
+		e.size += len(vec) + 8 + 24
+	}
+	return e, rows.Err()
 }
 
 func errStoredDims(want int) error {

@@ -1,0 +1,119 @@
+package index
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// A user's vectors are read from memory after their first search, and a
+// search after any change to the file sees the change: a vector flushed
+// since is found, and an erased user's vectors leave memory.
+func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
+	ctx := t.Context()
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Dimensions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	o := Owner{"app", "u"}
+	write := func(session, event string, v []float32) {
+		t.Helper()
+		if err := store.Write(ctx, o, []StoredDoc{{Document: Document{SessionID: session, EventID: event, Text: event}, Vector: v}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.db.flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nearest := func() []string {
+		t.Helper()
+		rs, err := store.Search(ctx, o, StoreQuery{Vector: []float32{0, 1, 0}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events []string
+		for _, r := range rs {
+			events = append(events, r.EventID)
+		}
+		return events
+	}
+	write("s1", "a", []float32{1, 0, 0})
+	if got := nearest(); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("found %v, want [a]", got)
+	}
+	id, _, err := ownerID(ctx, store.db, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.db.vectors.get(id) == nil {
+		t.Fatal("the user's vectors are not kept after their search")
+	}
+	write("s2", "b", []float32{0, 1, 0})
+	if got := nearest(); len(got) != 2 || got[0] != "b" {
+		t.Fatalf("after b was flushed, found %v, want [b a]", got)
+	}
+	if err := store.DeleteSession(ctx, o, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.db.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := nearest(); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("after b's session was deleted, found %v, want [a]", got)
+	}
+	if err := store.Prune(ctx, o, func(string, string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.DropOwner(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if c := store.db.vectors; c.size != 0 || len(c.byOwner) != 0 || c.lru.Len() != 0 {
+		t.Errorf("after the user was erased, memory keeps %d bytes of %d owners' vectors", c.size, len(c.byOwner))
+	}
+	if got := nearest(); len(got) != 0 {
+		t.Errorf("after the user was erased, found %v", got)
+	}
+}
+
+// Vectors read before a commit are not kept after it, and the bytes kept
+// stay within the limit, the least recently searched owners going first.
+func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
+	c := newOwnerVectors()
+	e := c.reading(1)
+	e.size = 100
+	c.changed()
+	c.put(e)
+	if c.get(1) != nil {
+		t.Fatal("vectors read before a commit were kept after it")
+	}
+	third := ownerVectorsLimit / 3
+	for owner := range int64(3) {
+		e := c.reading(owner)
+		e.size = third
+		c.put(e)
+	}
+	c.get(0) // 1 is now the least recently searched
+	e = c.reading(3)
+	e.size = third
+	c.put(e)
+	if c.get(1) != nil || c.get(0) == nil || c.get(2) == nil || c.get(3) == nil {
+		t.Errorf("after a fourth owner, kept %v; want 0, 2 and 3", keys(c.byOwner))
+	}
+	if c.size > ownerVectorsLimit {
+		t.Errorf("%d bytes kept, over the limit of %d", c.size, ownerVectorsLimit)
+	}
+	huge := c.reading(9)
+	huge.size = ownerVectorsLimit + 1
+	c.put(huge)
+	if c.get(9) != nil || c.get(3) == nil {
+		t.Error("an owner's vectors larger than the limit were kept, or pushed the others out")
+	}
+}
+
+func keys[V any](m map[int64]V) []int64 {
+	var out []int64
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
