@@ -2,8 +2,6 @@ package mat
 
 import (
 	"os"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -98,9 +96,9 @@ func ProductT(a, b Matrix) Matrix { return NewLinear(b, make([]float32, b.Rows))
 // Product is a·b (a is [n, m], b [m, d]): attention's weighted values.
 func Product(a, b Matrix) Matrix { return NewLinearT(b, make([]float32, b.Cols)).Of(a) }
 
-// parallelWork is the number of multiply-adds from which a product is
-// split between cores: below it, handing work to another core costs more
-// than it saves.
+// parallelWork is the number of multiply-adds from which a product wakes
+// a helper on another core to share it (see split): below it, waking one
+// costs more than it saves.
 const parallelWork = 1 << 22
 
 // Of is x·Wᵀ + b.
@@ -140,21 +138,6 @@ func (l *Linear) Of(x Matrix) Matrix {
 	}
 	split(len(l.bias)/panelWidth, x.Rows*l.Out*l.In, func(from, to int) { l.panelsOf(x, tail, out, from, to) })
 	return out
-}
-
-// split runs do over panels 0 to n, on as many cores as work (a count of
-// multiply-adds) is worth.
-func split(n, work int, do func(from, to int)) {
-	workers := min(runtime.GOMAXPROCS(0), n, max(1, work/parallelWork))
-	if workers == 1 {
-		do(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { do(w*n/workers, (w+1)*n/workers) })
-	}
-	wg.Wait()
 }
 
 // panelsOf writes out's columns of panels from to to.
