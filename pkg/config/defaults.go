@@ -87,10 +87,10 @@ func (i *Index) applyDefaults(c *Config) {
 	if kinds := indexStores[i.Store].kinds; i.Type == "" && len(kinds) > 0 {
 		// Words, where the store holds them: the default must beat keyword
 		// search in every category of the public benchmarks (hector eval on
-		// LoCoMo and LongMemEval), by a margin, to be anything else, and
-		// hybrid search with the built-in encoders does not yet (see
-		// docs/evaluation.md). A store of vectors only gets words and
-		// meaning.
+		// LoCoMo and LongMemEval), by a margin, to be anything else; hybrid
+		// e5-small reaches LongMemEval's margin by one question and costs
+		// appends their speed (see docs/evaluation.md). A store of vectors
+		// only gets words and meaning.
 		i.Type = kinds[len(kinds)-1]
 		if slices.Contains(kinds, index.KindKeyword) {
 			i.Type = index.KindKeyword
