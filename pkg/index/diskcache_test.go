@@ -1,20 +1,13 @@
 package index
 
-import (
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // A user's vectors are read from memory after their first search, and a
 // search after any change to the file sees the change: a vector flushed
 // since is found, and an erased user's vectors leave memory.
 func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	ctx := t.Context()
-	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
-	if err := store.Open(ctx, Schema{Fingerprint: "test", Dimensions: 3}); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openVectorFile(t, 3)
 	o := Owner{"app", "u"}
 	write := func(session, event string, v []float32) {
 		t.Helper()

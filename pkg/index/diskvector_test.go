@@ -59,11 +59,7 @@ func TestInt8VectorsKeepTheirCosines(t *testing.T) {
 // its documents are still found, by their exact cosines, beside new ones.
 func TestAFileWithFloat32VectorsStillSearches(t *testing.T) {
 	ctx := t.Context()
-	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
-	if err := store.Open(ctx, Schema{Fingerprint: "test", Dimensions: 3}); err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openVectorFile(t, 3)
 	o := Owner{"app", "u"}
 	write := func(event string, v []float32) {
 		t.Helper()
@@ -89,4 +85,16 @@ func TestAFileWithFloat32VectorsStillSearches(t *testing.T) {
 	if len(rs) != 2 || rs[0].EventID != "old" || rs[0].Score != 1 || rs[1].EventID != "new" || math.Abs(rs[1].Score-0.6) > 0.003 {
 		t.Fatalf("found %+v; want old at exactly 1, then new at 0.6", rs)
 	}
+}
+
+// openVectorFile opens an index file of vectors of dims values, closed
+// when the test ends.
+func openVectorFile(t *testing.T, dims int) *diskStore {
+	t.Helper()
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(t.Context(), Schema{Fingerprint: "test", Dimensions: dims}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }
