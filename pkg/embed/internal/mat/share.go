@@ -74,7 +74,7 @@ func (j *job) help() {
 }
 
 type helper struct {
-	busy     atomic.Bool // posted a job not yet done
+	busy     atomic.Bool // claimed by a caller whose job it has not taken yet
 	slot     atomic.Pointer[job]
 	sleeping atomic.Bool
 	wake     chan struct{}
@@ -124,7 +124,7 @@ func (h *helper) post(j *job, wake bool) {
 func (h *helper) loop() {
 	for {
 		j := h.await()
-		h.busy.Store(false) // free for the next job once this one is done: its caller waits for it
+		h.busy.Store(false) // another caller may post now: its job is taken once this one is done
 		j.help()
 	}
 }
