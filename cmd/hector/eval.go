@@ -23,7 +23,7 @@ import (
 func evalCommand() *cobra.Command {
 	var format, data string
 	var asJSON bool
-	var questions int
+	var questions, clients int
 	limits := eval.DefaultLimits
 	var maxDataMB, maxLineMB int64
 	cmd := &cobra.Command{
@@ -68,6 +68,9 @@ Formats (--data may be gzipped):
 			if questions < 0 {
 				return fmt.Errorf("--limit-questions %d: give a number of questions, or 0 for all", questions)
 			}
+			if clients < 1 {
+				return fmt.Errorf("--clients %d: give how many clients ask at once, 1 or more", clients)
+			}
 			raw, err := limits.ReadFile(data)
 			if err != nil {
 				return fmt.Errorf("--data: %w", err)
@@ -78,7 +81,7 @@ Formats (--data may be gzipped):
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			report, err := runEval(ctx, cmd, d, questions)
+			report, err := runEval(ctx, cmd, d, eval.Options{Questions: questions, Clients: clients})
 			if err != nil {
 				return err
 			}
@@ -94,6 +97,7 @@ Formats (--data may be gzipped):
 	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
 	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only the first N questions (and load only their conversations)")
+	cmd.Flags().IntVar(&clients, "clients", 1, "ask the questions from N clients at once: the search latency under load (the figures stay the same)")
 	cmd.Flags().Int64Var(&maxDataMB, "max-data-mb", eval.DefaultLimits.MaxBytes>>20, "refuse data larger than this once decompressed (MiB)")
 	cmd.Flags().Int64Var(&maxLineMB, "max-line-mb", int64(eval.DefaultLimits.MaxLine>>20), "refuse a JSON line longer than this (MiB)")
 	cmd.Flags().IntVar(&limits.MaxRecords, "max-records", eval.DefaultLimits.MaxRecords, "refuse data of more lines, questions or conversations than this")
@@ -102,7 +106,7 @@ Formats (--data may be gzipped):
 
 // runEval opens the configuration's stores on a fresh data directory and
 // runs the evaluation there.
-func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, questions int) (*eval.Report, error) {
+func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, o eval.Options) (*eval.Report, error) {
 	dir, err := os.MkdirTemp("", "hector-eval-")
 	if err != nil {
 		return nil, err
@@ -127,7 +131,8 @@ func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, questions
 		defer forgetApp(svcs.Sessions, app, d)
 	}
 	bar := newBar(os.Stderr)
-	report, err := eval.Run(ctx, d, svcs.Sessions, svcs.Index, eval.Options{App: app, Questions: questions, Progress: bar.report})
+	o.App, o.Progress = app, bar.report
+	report, err := eval.Run(ctx, d, svcs.Sessions, svcs.Index, o)
 	bar.finish()
 	if err != nil {
 		return nil, err

@@ -63,4 +63,7 @@ func TestEvalOnAUsersOwnSet(t *testing.T) {
 	if _, stderr, err := run("eval", "--format", "csv", "--data", data); err == nil || !strings.Contains(stderr, "locomo, longmemeval or jsonl") {
 		t.Errorf("an unknown format: %v %s", err, stderr)
 	}
+	if _, stderr, err := run("eval", "--format", "jsonl", "--data", data, "--clients", "0"); err == nil || !strings.Contains(stderr, "--clients 0") {
+		t.Errorf("--clients 0: err %v, stderr %q", err, stderr)
+	}
 }

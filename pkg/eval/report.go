@@ -15,8 +15,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(w, "ingest %.1f s, then %.1f s until the index held everything; search p50 %.2f ms, p99 %.2f ms\n\n",
-		r.IngestSeconds, r.CatchUpSeconds, r.SearchMillis.P50, r.SearchMillis.P99)
+	clients := ""
+	if r.Clients > 1 {
+		clients = fmt.Sprintf(" (%d clients at once)", r.Clients)
+	}
+	fmt.Fprintf(w, "ingest %.1f s, then %.1f s until the index held everything; search p50 %.2f ms, p99 %.2f ms%s\n\n",
+		r.IngestSeconds, r.CatchUpSeconds, r.SearchMillis.P50, r.SearchMillis.P99, clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "category\tquestions\t%s\t\n", strings.Join(r.Metrics, "\t"))
 	row := func(f Figures) {

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
@@ -28,6 +31,10 @@ type Options struct {
 	Questions int
 	// Progress, when set, hears how loading and indexing go.
 	Progress func(Progress)
+	// Clients is how many clients ask the questions at once (1 when not
+	// above 0): search latency as a server under load gives it. The
+	// figures do not depend on it.
+	Clients int
 }
 
 // Progress is how far one stage of a run is.
@@ -39,7 +46,8 @@ type Progress struct {
 // Report is what a run measured.
 type Report struct {
 	Format    string   `json:"format"`
-	Index     string   `json:"index"` // what was measured, as the caller describes it
+	Index     string   `json:"index"`   // what was measured, as the caller describes it
+	Clients   int      `json:"clients"` // asking the questions at once
 	Users     int      `json:"users"`
 	Sessions  int      `json:"sessions"`
 	Turns     int      `json:"turns"`
@@ -89,7 +97,7 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 		}
 	}
 	d = d.first(o.Questions)
-	r := &Report{Format: d.Format, Users: len(d.Users), Sessions: d.Sessions(), Turns: d.Turns(), Questions: len(d.Questions),
+	r := &Report{Format: d.Format, Clients: max(o.Clients, 1), Users: len(d.Users), Sessions: d.Sessions(), Turns: d.Turns(), Questions: len(d.Questions),
 		Notes: d.Notes, Metrics: d.Metrics}
 
 	start := time.Now()
@@ -122,20 +130,31 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 	r.CatchUpSeconds = time.Since(start).Seconds()
 
 	limit := searchLimit(d.Metrics)
-	var took []time.Duration
+	took := make([]time.Duration, len(d.Questions))
 	scores := make([]map[string]float64, len(d.Questions))
-	for i, q := range d.Questions {
-		began := time.Now()
-		resp, err := idx.Search(ctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit})
-		took = append(took, time.Since(began))
-		if err != nil {
-			return nil, fmt.Errorf("question %q: %w", q.ID, err)
-		}
-		hits := make([]Hit, len(resp.Results))
-		for j, res := range resp.Results {
-			hits[j] = Hit{EventID: res.EventID, SessionID: res.SessionID}
-		}
-		scores[i] = score(d.Metrics, q, hits)
+	var next atomic.Int64 // the next question to ask
+	g, gctx := errgroup.WithContext(ctx)
+	for range r.Clients {
+		g.Go(func() error {
+			for i := int(next.Add(1) - 1); i < len(d.Questions) && gctx.Err() == nil; i = int(next.Add(1) - 1) {
+				q := d.Questions[i]
+				began := time.Now()
+				resp, err := idx.Search(gctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit})
+				took[i] = time.Since(began)
+				if err != nil {
+					return fmt.Errorf("question %q: %w", q.ID, err)
+				}
+				hits := make([]Hit, len(resp.Results))
+				for j, res := range resp.Results {
+					hits[j] = Hit{EventID: res.EventID, SessionID: res.SessionID}
+				}
+				scores[i] = score(d.Metrics, q, hits)
+			}
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	slices.Sort(took)
 	r.SearchMillis.P50 = millis(took[len(took)/2])

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -61,6 +62,24 @@ func TestRunScoresWhatTheIndexFinds(t *testing.T) {
 	r.WriteText(&text)
 	if !strings.Contains(text.String(), "jsonl: 2 users, 2 sessions, 3 turns, 4 questions") || !strings.Contains(text.String(), "overall") {
 		t.Errorf("the text report:\n%s", text.String())
+	}
+
+	// Asked by four clients at once, the same questions score the same.
+	sessions = session.NewInMemoryService()
+	idx, _ = index.NewKeyword(index.WithSessions(sessions))
+	idx.Start(t.Context())
+	together, err := Run(t.Context(), d, sessions, idx, Options{Clients: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if together.Clients != 4 || !reflect.DeepEqual(together.Overall, r.Overall) || !reflect.DeepEqual(together.Categories, r.Categories) {
+		t.Errorf("asked by 4 clients: %d clients, %+v %+v; want the figures of one client, %+v %+v",
+			together.Clients, together.Overall, together.Categories, r.Overall, r.Categories)
+	}
+	text.Reset()
+	together.WriteText(&text)
+	if !strings.Contains(text.String(), "(4 clients at once)") {
+		t.Errorf("the text report does not say how many clients asked:\n%s", text.String())
 	}
 
 	// Only the first question, and only its user's conversations.
