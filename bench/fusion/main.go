@@ -156,10 +156,11 @@ func numbers(list string) ([]float64, error) {
 func categoryNames(r *eval.Report, metrics []string) string {
 	var names []string
 	for _, c := range r.Categories {
+		if c.Apart {
+			continue
+		}
 		for _, m := range metrics {
-			if !c.Apart {
-				names = append(names, fmt.Sprintf("%s (%d) %s", c.Name, c.Questions, m))
-			}
+			names = append(names, fmt.Sprintf("%s (%d) %s", c.Name, c.Questions, m))
 		}
 	}
 	return strings.Join(names, "\t")

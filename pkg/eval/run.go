@@ -136,7 +136,11 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 	g, gctx := errgroup.WithContext(ctx)
 	for range r.Clients {
 		g.Go(func() error {
-			for i := int(next.Add(1) - 1); i < len(d.Questions) && gctx.Err() == nil; i = int(next.Add(1) - 1) {
+			for gctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(d.Questions) {
+					return nil
+				}
 				q := d.Questions[i]
 				began := time.Now()
 				resp, err := idx.Search(gctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit})

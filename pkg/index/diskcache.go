@@ -27,10 +27,22 @@ type ownerVectors struct {
 
 type ownerEntry struct {
 	owner      int64
-	generation uint64   // of the file it was read from
-	docs       []int64  // the owner's documents holding a vector, in the file's order
-	vecs       [][]byte // their vectors, encoded as the file keeps them
-	size       int
+	generation uint64  // of the file it was read from
+	docs       []int64 // the owner's documents holding a vector, in the file's order
+	ends       []int   // where each one's vector ends in vecs
+	vecs       []byte  // their vectors, encoded as the file keeps them, one after another
+}
+
+// size is the bytes the entry holds.
+func (e *ownerEntry) size() int { return cap(e.vecs) + 8*cap(e.docs) + 8*cap(e.ends) }
+
+// vector is the i-th document's vector.
+func (e *ownerEntry) vector(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = e.ends[i-1]
+	}
+	return e.vecs[start:e.ends[i]]
 }
 
 func newOwnerVectors() *ownerVectors {
@@ -62,14 +74,15 @@ func (c *ownerVectors) get(owner int64) *ownerEntry {
 func (c *ownerVectors) put(e *ownerEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.generation != c.generation || e.size > ownerVectorsLimit {
+	size := e.size()
+	if e.generation != c.generation || size > ownerVectorsLimit {
 		return
 	}
 	if el, ok := c.byOwner[e.owner]; ok {
 		c.remove(el)
 	}
 	c.byOwner[e.owner] = c.lru.PushFront(e)
-	c.size += e.size
+	c.size += size
 	for c.size > ownerVectorsLimit {
 		c.remove(c.lru.Back())
 	}
@@ -78,7 +91,7 @@ func (c *ownerVectors) put(e *ownerEntry) {
 func (c *ownerVectors) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*ownerEntry)
 	delete(c.byOwner, e.owner)
-	c.size -= e.size
+	c.size -= e.size()
 }
 
 // changed is called after every commit to the file.

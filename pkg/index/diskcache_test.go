@@ -73,7 +73,7 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 	c := newOwnerVectors()
 	e := c.reading(1)
-	e.size = 100
+	e.vecs = make([]byte, 100)
 	c.changed()
 	c.put(e)
 	if c.get(1) != nil {
@@ -82,12 +82,12 @@ func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 	third := ownerVectorsLimit / 3
 	for owner := range int64(3) {
 		e := c.reading(owner)
-		e.size = third
+		e.vecs = make([]byte, third)
 		c.put(e)
 	}
 	c.get(0) // 1 is now the least recently searched
 	e = c.reading(3)
-	e.size = third
+	e.vecs = make([]byte, third)
 	c.put(e)
 	if c.get(1) != nil || c.get(0) == nil || c.get(2) == nil || c.get(3) == nil {
 		t.Errorf("after a fourth owner, kept %v; want 0, 2 and 3", keys(c.byOwner))
@@ -96,7 +96,7 @@ func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 		t.Errorf("%d bytes kept, over the limit of %d", c.size, ownerVectorsLimit)
 	}
 	huge := c.reading(9)
-	huge.size = ownerVectorsLimit + 1
+	huge.vecs = make([]byte, ownerVectorsLimit+1)
 	c.put(huge)
 	if c.get(9) != nil || c.get(3) == nil {
 		t.Error("an owner's vectors larger than the limit were kept, or pushed the others out")

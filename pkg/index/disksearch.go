@@ -311,11 +311,11 @@ func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Fi
 			}
 			d.vectors.put(e)
 		}
-		for i, raw := range e.vecs {
-			if !decodeVector(row, raw) {
+		for i, doc := range e.docs {
+			if !decodeVector(row, e.vector(i)) {
 				return errStoredDims(len(q))
 			}
-			consider(e.docs[i], dot(q, row))
+			consider(doc, dot(q, row))
 		}
 		return nil
 	}
@@ -359,13 +359,14 @@ func (d *diskDB) readVectors(ctx context.Context, owner int64) (*ownerEntry, err
 	defer rows.Close()
 	for rows.Next() {
 		var doc int64
-		var vec []byte // a copy: the entry outlives the row
-		if err := rows.Scan(&doc, &vec); err != nil {
+		var raw sql.RawBytes
+		if err := rows.Scan(&doc, &raw); err != nil {
 			return nil, err
 		}
-		e.docs, e.vecs = append(e.docs, doc), append(e.vecs, vec)
-		e.size += len(vec) + 8 + 24
+		e.docs, e.vecs = append(e.docs, doc), append(e.vecs, raw...)
+		e.ends = append(e.ends, len(e.vecs))
 	}
+	e.docs, e.ends, e.vecs = slices.Clip(e.docs), slices.Clip(e.ends), slices.Clip(e.vecs) // size counts capacity
 	return e, rows.Err()
 }
 

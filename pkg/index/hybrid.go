@@ -11,8 +11,8 @@ func hybridCandidates(limit int) int { return max(4*limit, 40) }
 
 // DefaultVectorWeight is the vector's share of a fused score, the
 // keyword's being the rest, for an embedder that does not give its own
-// (embed.VectorWeight: e5-small does), unless WithFusion says otherwise. Chosen on
-// both development halves with all-MiniLM-L6-v2, its floor of 0.3,
+// (embed.VectorWeight: e5-small does), unless WithFusion says otherwise.
+// Chosen on both development halves with all-MiniLM-L6-v2, its floor of 0.3,
 // replies credited and vectors made with the last 24 words of the message
 // before (see befores): LoCoMo's hit@1 and recall@5 0.427 and 0.606 at
 // 0.3, 0.436 and 0.612 at 0.4, 0.434 and 0.613 at 0.5; LongMemEval's recall_all@5 and
