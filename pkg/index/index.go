@@ -173,7 +173,7 @@ func (x *Index) Start(ctx context.Context) error {
 			}
 		}
 		if x.lane != nil {
-			x.startLane()
+			x.startLane(ctx)
 		}
 		return x.catchUpAtStart(ctx)
 	}
@@ -188,7 +188,7 @@ func (x *Index) Start(ctx context.Context) error {
 		x.logger().Warn("index: the store's collection was built differently; searches fail until `hector index rebuild`", "store", x.store.Name(), "error", err)
 	}
 	if x.lane != nil {
-		x.startLane()
+		x.startLane(ctx)
 	}
 	return nil
 }

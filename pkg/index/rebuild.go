@@ -241,6 +241,7 @@ func (x *Index) swapIn(ctx context.Context, fill func(StoreBuild) (cursor int64,
 	// Appends after cursor may have gone to the old collection: the
 	// follower applies them to the new one from there.
 	if x.lane != nil {
+		x.lane.behind.Store(true)
 		if err := x.lane.position.Rewind(ctx, 0); err != nil {
 			return fmt.Errorf("index: the rebuild is live but its vectors' cursor could not be saved: %w", err)
 		}

@@ -30,6 +30,12 @@ type vectorLane struct {
 	rate     atomic.Uint64
 	wake     chan struct{} // the terms moved on
 	appended atomic.Int64  // when this process last indexed an append (Unix nanoseconds)
+	// behind is set while the lane works through a lag no append made: it
+	// started behind the feed (an upgrade to another embedder, say, builds
+	// every vector again) or a rebuild sent it back to the start. Appends
+	// do not wait for that, however long it takes; the lane clears it once
+	// it comes within its bound of the feed's head.
+	behind   atomic.Bool
 	yielding time.Time     // since when the lane has been giving way to appends; the lane's own
 
 	mu      sync.Mutex
@@ -110,6 +116,16 @@ func (l *vectorLane) publish(done int64) {
 	}
 }
 
+// admit lets through an append of the change at cursor once vectors lag
+// no more than the bound behind it, or at once while the lane is behind.
+func (l *vectorLane) admit(ctx context.Context, cursor int64) error {
+	l.appended.Store(time.Now().UnixNano())
+	if l.behind.Load() {
+		return nil
+	}
+	return l.await(ctx, cursor-l.bound())
+}
+
 // await waits until vectors are written up to cursor, if the lane runs.
 func (l *vectorLane) await(ctx context.Context, cursor int64) error {
 	if l.stop == nil {
@@ -132,9 +148,14 @@ func (l *vectorLane) await(ctx context.Context, cursor int64) error {
 }
 
 // startLane runs the lane until Close.
-func (x *Index) startLane() {
+func (x *Index) startLane(ctx context.Context) {
 	l := x.lane
-	ctx, cancel := context.WithCancel(context.Background())
+	if done, err := l.position.Cursor(ctx); err != nil {
+		l.behind.Store(true)
+	} else if resp, err := x.opts.sessions.Changes(ctx, &session.ChangesRequest{After: done, Limit: 1}); err != nil || resp.Head > done {
+		l.behind.Store(true)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l.stop, l.stopped = cancel, make(chan struct{})
 	go func() {
 		defer close(l.stopped)
@@ -158,7 +179,8 @@ func (x *Index) startLane() {
 				x.logger().Warn("index: embedding in the background failed; trying again", "error", err)
 			case more:
 				if time.Since(logged) > progressEvery {
-					x.logger().Info("index: embedding in the background", "vectors_at", l.cursor())
+					terms, _ := x.position.Cursor(ctx)
+					x.logger().Info("index: embedding in the background", "vectors_at", l.cursor(), "changes_behind", terms-l.cursor())
 					logged = time.Now()
 				}
 				continue
@@ -254,6 +276,9 @@ func (x *Index) embedBehind(ctx context.Context) (bool, error) {
 	}
 	l.measured(upTo-from, time.Since(started))
 	l.publish(upTo)
+	if resp.Head-upTo <= l.bound() {
+		l.behind.Store(false)
+	}
 	return upTo < terms, nil
 }
 

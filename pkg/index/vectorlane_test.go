@@ -60,6 +60,13 @@ func (g *gatedEmbedder) release() {
 	close(g.open)
 }
 
+// shut closes the gate again.
+func (g *gatedEmbedder) shut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = make(chan struct{})
+}
+
 func openBackground(t *testing.T, sessions session.Service, e embed.Embedder, maxLag int, opts ...Option) *Index {
 	t.Helper()
 	idx, err := NewHybrid(e, append(opts, WithSessions(sessions), WithBackgroundVectors(maxLag))...)
@@ -172,6 +179,53 @@ func TestAnAppendWaitsWhenVectorsLagPastTheLimit(t *testing.T) {
 	if err := idx.Index(ctx, s); err != nil {
 		t.Fatalf("with the embedder answering: %v", err)
 	}
+}
+
+// Appends do not wait for vectors that lagged before they came: an index
+// started behind the feed (as after an upgrade to another embedder) or sent
+// back to its start by a rebuild. Once the lane has caught up, the limit
+// holds again.
+func TestAppendsDoNotWaitForALagTheyDidNotMake(t *testing.T) {
+	ctx := t.Context()
+	sessions := session.NewInMemoryService()
+	s := newSession(t, sessions, "s")
+	for range 5 {
+		appendTurn(t, ctx, sessions, s, "an older zeppelin")
+	}
+	gate := newGatedEmbedder(t, "zeppelin")
+	idx := openBackground(t, sessions, gate, 1)
+	defer idx.Close()
+	waits := func(when string, want bool) {
+		t.Helper()
+		appendTurn(t, ctx, sessions, s, "a newer zeppelin")
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		err := idx.Index(cancelled, s)
+		if want && !errors.Is(err, context.Canceled) || !want && err != nil {
+			t.Fatalf("%s: Index returned %v; want it to wait: %v", when, err, want)
+		}
+	}
+
+	waits("started five changes behind a limit of one", false)
+	waits("six behind", false)
+	gate.release()
+	if err := idx.AwaitVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gate.shut()
+	waits("caught up, one behind", false)
+	waits("caught up, then two behind", true)
+
+	gate.release()
+	if err := idx.AwaitVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gate.shut()
+	if err := idx.Rebuild(ctx, sessions, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	waits("rebuilt, every vector to come again", false)
+	waits("rebuilt, and another append", false)
 }
 
 // Vectors the lane had not written when the process stopped are written

@@ -49,8 +49,7 @@ func (x *Index) Index(ctx context.Context, s session.Session) error {
 		return err
 	}
 	if x.lane != nil { // a burst is taken at keyword speed, a sustained rate the embedder cannot keep up with is not
-		x.lane.appended.Store(time.Now().UnixNano())
-		return x.lane.await(ctx, newest-x.lane.bound())
+		return x.lane.admit(ctx, newest)
 	}
 	return nil
 }
