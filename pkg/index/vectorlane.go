@@ -36,7 +36,7 @@ type vectorLane struct {
 	// do not wait for that, however long it takes; the lane clears it once
 	// it comes within its bound of the feed's head.
 	behind   atomic.Bool
-	yielding time.Time     // since when the lane has been giving way to appends; the lane's own
+	yielding time.Time // since when the lane has been giving way to appends; the lane's own
 
 	mu      sync.Mutex
 	done    int64         // vectors are written up to this change, as last seen
