@@ -327,8 +327,10 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("server.data_dir: %w", err)
 		}
-		if err := removeFormerIndex(cfg.IndexFormerFile(), logger); err != nil {
-			return nil, err
+		for _, former := range cfg.IndexFormerFiles() {
+			if err := removeFormerIndex(former, logger); err != nil {
+				return nil, err
+			}
 		}
 		if srv.Index.Store == "chromem" {
 			opts = append(opts, index.WithSnapshot(path))
@@ -352,8 +354,8 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 	return idx, idx.Start(ctx)
 }
 
-// removeFormerIndex removes the index a Hector configured otherwise (or an
-// older Hector, whose index was a snapshot) kept at path: nothing keeps it
+// removeFormerIndex removes the index a Hector configured otherwise (of
+// another type, or an older Hector, whose index was a snapshot) kept at path: nothing keeps it
 // up to date any more, not even an erasure, and the index is rebuilt from
 // the sessions without it.
 func removeFormerIndex(path string, logger *slog.Logger) error {
@@ -362,7 +364,7 @@ func removeFormerIndex(path string, logger *slog.Logger) error {
 		return fmt.Errorf("index: removing the former index: %w", err)
 	}
 	if removed {
-		logger.Info("index: removed the index kept in another form; the index is built from the sessions", "path", path)
+		logger.Info("index: removed the index kept in another type or form; the index is built from the sessions", "path", path)
 	}
 	return nil
 }

@@ -228,6 +228,44 @@ func TestOpenChromemIndex(t *testing.T) {
 	}
 }
 
+// An index of another type (the keyword default's, after a switch to
+// vector search, say) is removed at start: nothing would keep it up to
+// date, not even an erasure.
+func TestAnIndexOfAnotherTypeIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	open := func(kind string) *Services {
+		t.Helper()
+		c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: %s, embedder: glove}\n", dir, kind)), config.Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svcs
+	}
+	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
+	keyword, vector := filepath.Join(dir, "index", "keyword.db"), filepath.Join(dir, "index", "vector.db")
+	svcs := open("keyword")
+	appendAndFind(t, svcs)
+	if err := svcs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(keyword) {
+		t.Fatal("the keyword index kept no file")
+	}
+	svcs = open("vector")
+	defer svcs.Close()
+	if exists(keyword) || exists(keyword+"-wal") || !exists(vector) {
+		t.Errorf("after the switch to vector search: keyword index left %v, vector index kept %v; want the vector index alone", exists(keyword), exists(vector))
+	}
+	found, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: "lighthouse", AppName: "app", UserID: "u"})
+	if err != nil || len(found.Results) != 1 {
+		t.Errorf("the vector index after the switch: %+v, %v; want it built again, finding the event", found, err)
+	}
+}
+
 // The zero configuration's index finds words, and its facts still find
 // meaning with the built-in sentence encoder: a question in other words
 // finds the fact.

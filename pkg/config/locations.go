@@ -104,15 +104,21 @@ func (c *Config) IndexFile() string {
 	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+indexSuffix(c.Server.Index.Store))
 }
 
-// IndexFormerFile is where an index in process of the other form
-// (snapshot or file) would be: a copy of users' words that nothing keeps up
-// to date once the configuration changes, so it is removed at start.
-func (c *Config) IndexFormerFile() string {
-	other := "chromem"
-	if c.Server.Index.Store == "chromem" {
-		other = "memory"
+// IndexFormerFiles are where an index in process of another type or form
+// (snapshot or file) would be: a copy of users' words that nothing keeps
+// up to date once the configuration changes, not even an erasure, so they
+// are removed at start.
+func (c *Config) IndexFormerFiles() []string {
+	var out []string
+	for _, kind := range []index.Kind{index.KindKeyword, index.KindVector, index.KindHybrid} {
+		for _, store := range []string{"memory", "chromem"} {
+			path := filepath.Join(c.Server.DataDir, "index", string(kind)+indexSuffix(store))
+			if path != c.IndexFile() {
+				out = append(out, path)
+			}
+		}
 	}
-	return filepath.Join(c.Server.DataDir, "index", string(c.Server.Index.Type)+indexSuffix(other))
+	return out
 }
 
 func indexSuffix(store string) string {
