@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// entries lists what is in dir, one level deep ("index/keyword.db").
+// entries lists what is in dir, one level deep ("index/hybrid.db").
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -70,7 +70,7 @@ func TestDataDirHoldsEverything(t *testing.T) {
 			p.stop(t)
 			for _, want := range []string{"data directory: " + data, "sessions:       sqlite " + filepath.Join(data, "hector.db"),
 				"artifacts:      " + filepath.Join(data, "artifacts"), "facts key:      " + filepath.Join(data, "facts.key"),
-				"kept in " + filepath.Join(data, "index", "keyword.db"), "agents:         none (an agents: section of the configuration hosts some)"} {
+				"kept in " + filepath.Join(data, "index", "hybrid.db"), "agents:         none (an agents: section of the configuration hosts some)"} {
 				if !strings.Contains(p.banner, want) {
 					t.Errorf("start-up lines lack %q:\n%s", want, p.banner)
 				}
@@ -86,7 +86,7 @@ func TestDataDirHoldsEverything(t *testing.T) {
 				t.Errorf("the working directory holds %v, want nothing", got)
 			}
 			got := entries(t, data)
-			for _, want := range []string{"hector.db", "hector.lock", "facts.key", "index/keyword.db", "artifacts"} {
+			for _, want := range []string{"hector.db", "hector.lock", "facts.key", "index/hybrid.db", "artifacts"} {
 				if !slices.Contains(got, want) {
 					t.Errorf("the data directory lacks %s: %v", want, got)
 				}

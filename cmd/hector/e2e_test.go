@@ -391,7 +391,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("server exit after SIGTERM: %v", err)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "index", "keyword.db")); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(filepath.Join(dir, "index", "hybrid.db")); err != nil || fi.Size() == 0 {
 		t.Errorf("no index file kept: %v", err)
 	}
 	p = start(t, []string{"HECTOR_DATA_DIR=" + dir})

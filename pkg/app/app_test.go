@@ -41,7 +41,7 @@ server:
 	if slices.Contains(c.LocalState(), "the index file") {
 		t.Errorf("an index in Qdrant keeps a snapshot: %v", c.LocalState())
 	}
-	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid (embedder builtin: use-lite, vectors in the background), in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, fmt.Sprintf("index hybrid (embedder e5-small, vectors in the background), in Qdrant at %s:%d collection hector_memory", fake.Host, fake.Port)) {
 		t.Errorf("locations: %s", got)
 	}
 	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -144,7 +144,7 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index vector (embedder builtin: use-lite), in Pinecone at "+fake.URL) || strings.Contains(got, fake.APIKey) {
+	if got := fmt.Sprint(c.Locations()); !strings.Contains(got, "index vector (embedder e5-small), in Pinecone at "+fake.URL) || strings.Contains(got, fake.APIKey) {
 		t.Errorf("locations: %s", got)
 	}
 	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -266,9 +266,9 @@ func TestAnIndexOfAnotherTypeIsRemoved(t *testing.T) {
 	}
 }
 
-// The zero configuration's index finds words, and its facts still find
-// meaning with the built-in sentence encoder: a question in other words
-// finds the fact.
+// The zero configuration's index finds words and meaning with e5-small,
+// and its facts find meaning with the built-in sentence encoder: a
+// question in other words finds the fact.
 func TestZeroConfigFactsFindMeaning(t *testing.T) {
 	t.Setenv("HECTOR_FACTS_KEY", "")
 	c := config.Zero(config.Overrides{DataDir: t.TempDir()})
@@ -277,8 +277,8 @@ func TestZeroConfigFactsFindMeaning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svcs.Close()
-	if c.Server.Index.Type != "keyword" {
-		t.Fatalf("the zero configuration's index is %s, want keyword", c.Server.Index.Type)
+	if c.Server.Index.Type != "hybrid" || c.Server.Index.Embedder != "e5-small" {
+		t.Fatalf("the zero configuration's index is %s with %q, want hybrid with e5-small", c.Server.Index.Type, c.Server.Index.Embedder)
 	}
 	alice := facts.UserScope("app", "alice")
 	if _, err := svcs.Facts.Store(t.Context(), alice, facts.StoreRequest{Key: "pet", Value: "Has a dog named Rex"}); err != nil {

@@ -263,11 +263,14 @@ type Sessions struct {
 
 // Index chooses the search index.
 type Index struct {
-	// Type: keyword, vector or hybrid.
+	// Type: keyword, vector or hybrid (default: hybrid in process, words
+	// and meaning; keyword in an external engine that holds words; vector
+	// in pinecone).
 	Type index.Kind `yaml:"type"`
 	// Embedder names the embedders entry (or a built-in model: e5-small,
 	// the one that finds the most; minilm; use-lite; glove) of a vector or
-	// hybrid index.
+	// hybrid index (default: the only embedders entry, or e5-small when
+	// there is none).
 	Embedder string `yaml:"embedder"`
 	// Store holds the index: in process (memory, the default; chromem for
 	// a vector or hybrid index's vectors in chromem-go collections, exact

@@ -18,8 +18,8 @@ func TestZeroConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.Server
-	if s.Address != "127.0.0.1:8080" || s.DataDir != "data" || s.Sessions.Backend != "sql" || s.Index.Type != "keyword" || !*s.Index.Persist ||
-		s.Index.Embedder != "" || !*s.Index.Stemming {
+	if s.Address != "127.0.0.1:8080" || s.DataDir != "data" || s.Sessions.Backend != "sql" || s.Index.Type != "hybrid" || !*s.Index.Persist ||
+		s.Index.Embedder != "e5-small" || s.Index.Vectors != "background" || !*s.Index.Stemming {
 		t.Errorf("zero config = %+v", s)
 	}
 	if db := c.Databases[s.Sessions.Database]; db.Driver != "sqlite" || db.DSN != filepath.Join("data", "hector.db") {
@@ -97,6 +97,31 @@ server:
 	// The key is empty only because its variable is not set: said once.
 	if strings.Contains(err.Error(), "needs key") {
 		t.Errorf("an unset variable's value is reported as a second mistake:\n%v", err)
+	}
+}
+
+// With no type, an index in process finds words and meaning, with the
+// built-in model that finds the most unless the file defines embedders; an
+// engine's finds words, and a store of vectors only, meaning.
+func TestTheIndexTypeAndEmbedderByDefault(t *testing.T) {
+	t.Setenv("HECTOR_TEST_PINECONE_KEY_SET", "k")
+	for _, tc := range []struct{ yaml, want string }{
+		{"", "hybrid e5-small"},
+		{"server:\n  index: {type: vector}\n", "vector e5-small"},
+		{"server:\n  index: {store: chromem}\n", "hybrid e5-small"},
+		{"server:\n  index: {type: hybrid, embedder: minilm}\n", "hybrid minilm"},
+		{"embedders:\n  mine: {type: hash, dimensions: 16}\n", "hybrid mine"},
+		{"server:\n  index: {type: keyword}\n", "keyword "},
+		{"server:\n  index: {store: weaviate, weaviate: {url: \"http://127.0.0.1:1\"}}\n", "keyword "},
+		{"server:\n  index: {store: pinecone, pinecone: {host: \"https://x.pinecone.io\", api_key_env: HECTOR_TEST_PINECONE_KEY_SET}}\n", "vector e5-small"},
+	} {
+		c, err := Parse("t.yaml", []byte(tc.yaml), Overrides{})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if got := string(c.Server.Index.Type) + " " + c.Server.Index.Embedder; got != tc.want {
+			t.Errorf("%q: index %q, want %q", tc.yaml, got, tc.want)
+		}
 	}
 }
 
@@ -230,7 +255,7 @@ func TestShippedConfigsAreValid(t *testing.T) {
 func TestDataDirOverride(t *testing.T) {
 	t.Setenv("HECTOR_DATA_DIR", "/from/env")
 	c := Zero(Overrides{DataDir: "/flag"})
-	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexFile() != "/flag/index/keyword.db" {
+	if c.Server.DataDir != "/flag" || c.Databases[c.Server.Sessions.Database].DSN != "/flag/hector.db" || c.Server.Artifacts.Dir != "/flag/artifacts" || c.IndexFile() != "/flag/index/hybrid.db" {
 		t.Errorf("zero config with --data-dir: %+v %+v", c.Server, c.Databases)
 	}
 	c, err := Parse("t.yaml", []byte(`
@@ -276,7 +301,7 @@ databases:
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{"data directory: /srv/hector", "sessions: postgres hector@db.internal:5433/memory", "artifacts: postgres hector@db.internal:5433/memory",
-		"facts key: /srv/hector/facts.key", "index: keyword, kept in /srv/hector/index/keyword.db"} {
+		"facts key: /srv/hector/facts.key", "index: hybrid (embedder e5-small, vectors in the background), kept in /srv/hector/index/hybrid.db"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("locations lack %q:\n%s", want, got)
 		}

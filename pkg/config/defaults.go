@@ -10,15 +10,18 @@ import (
 
 // Defaults that make an empty configuration a working server.
 const (
-	DefaultAddress     = "127.0.0.1:8080"
-	DefaultDataDir     = "data"
-	defaultDatabase    = "default"
-	defaultEmbedder    = "default"
-	DefaultArtifactMB  = 64
-	DefaultMaxBodyMB   = 16
-	DefaultRatePerSec  = 100
-	DefaultBurst       = 200
-	DefaultSearchLimit = 5
+	DefaultAddress  = "127.0.0.1:8080"
+	DefaultDataDir  = "data"
+	defaultDatabase = "default"
+	defaultEmbedder = "default"
+	// DefaultIndexEmbedder is a vector or hybrid index's embedder when the
+	// configuration defines none: the built-in model that finds the most.
+	DefaultIndexEmbedder = "e5-small"
+	DefaultArtifactMB    = 64
+	DefaultMaxBodyMB     = 16
+	DefaultRatePerSec    = 100
+	DefaultBurst         = 200
+	DefaultSearchLimit   = 5
 	// DataDirEnv names the data directory when neither the file nor the
 	// command line does.
 	DataDirEnv = "HECTOR_DATA_DIR"
@@ -85,15 +88,18 @@ func (i *Index) applyDefaults(c *Config) {
 		i.Store = "memory"
 	}
 	if kinds := indexStores[i.Store].kinds; i.Type == "" && len(kinds) > 0 {
-		// Words, where the store holds them: the default must beat keyword
-		// search in every category of the public benchmarks (hector eval on
-		// LoCoMo and LongMemEval), by a margin, to be anything else; hybrid
-		// e5-small reaches LongMemEval's margin by one question and costs
-		// appends their speed (see docs/evaluation.md). A store of vectors
-		// only gets words and meaning.
-		i.Type = kinds[len(kinds)-1]
-		if slices.Contains(kinds, index.KindKeyword) {
+		// Words and meaning in process, where hybrid e5-small finds more
+		// than keyword search in every category of the public benchmarks
+		// (hector eval on LoCoMo and LongMemEval, docs/evaluation.md);
+		// words in an engine, whose own fusion is not measured; meaning in
+		// a store of vectors only.
+		switch {
+		case !i.External() && slices.Contains(kinds, index.KindHybrid):
+			i.Type = index.KindHybrid
+		case slices.Contains(kinds, index.KindKeyword):
 			i.Type = index.KindKeyword
+		default:
+			i.Type = kinds[len(kinds)-1]
 		}
 	}
 	if i.Stemming == nil {
@@ -109,7 +115,10 @@ func (i *Index) applyDefaults(c *Config) {
 	}
 	if i.Type != index.KindKeyword {
 		if i.Embedder == "" {
-			i.Embedder = c.onlyEmbedder()
+			i.Embedder = DefaultIndexEmbedder
+			if len(c.Embedders) > 0 {
+				i.Embedder = c.onlyEmbedder()
+			}
 		}
 		if model, ok := builtinModels[i.Embedder]; ok && c.Embedders[i.Embedder].Type == "" {
 			if c.Embedders == nil {
