@@ -24,11 +24,12 @@ const (
 // text's pieces, scaled to length 1, as sentence-transformers pools it.
 type network struct {
 	Shape
-	headWidth        int
-	words, positions mat.Matrix // [vocab, width], [positions, width]
-	tokenType        []float32
-	embNorm          norm
-	layers           []layer
+	headWidth int
+	words     tensor     // [vocab, width], kept as the file holds it: a row is read per piece
+	positions mat.Matrix // [positions, width]
+	tokenType []float32
+	embNorm   norm
+	layers    []layer
 }
 
 type norm struct{ scale, bias []float32 }
@@ -51,19 +52,25 @@ func (n norm) apply(x mat.Matrix) { mat.LayerNorm(x, x, n.scale, n.bias, layerNo
 
 func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	var err error
-	take := func(name string, dims ...int) mat.Matrix {
+	tensorOf := func(name string, dims ...int) tensor {
 		tt, ok := t[name]
 		switch {
 		case err != nil:
-			return mat.Matrix{}
 		case !ok:
 			err = fmt.Errorf("the model has no tensor %s", name)
-			return mat.Matrix{}
 		case fmt.Sprint(tt.shape) != fmt.Sprint(dims):
 			err = fmt.Errorf("tensor %s has shape %v, want %v", name, tt.shape, dims)
+		default:
+			return tt
+		}
+		return tensor{}
+	}
+	take := func(name string, dims ...int) mat.Matrix {
+		tt := tensorOf(name, dims...)
+		if err != nil {
 			return mat.Matrix{}
 		}
-		m := mat.Matrix{Rows: 1, Cols: dims[len(dims)-1], Data: tt.data}
+		m := mat.Matrix{Rows: 1, Cols: dims[len(dims)-1], Data: tt.floats()}
 		if len(dims) == 2 {
 			m.Rows = dims[0]
 		}
@@ -99,10 +106,10 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
 	headWidth := width / shape.Heads
 	n := &network{Shape: shape, headWidth: headWidth,
-		words:     take("embeddings.word_embeddings.weight", vocabSize, width),
 		positions: take("embeddings.position_embeddings.weight", maxPositions, width),
 		embNorm:   nrm("embeddings.LayerNorm"), layers: make([]layer, shape.Layers)}
 	n.tokenType = take("embeddings.token_type_embeddings.weight", 2, width).Row(0)
+	n.words = tensorOf("embeddings.word_embeddings.weight", vocabSize, width)
 	for i := range n.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		n.layers[i] = layer{
@@ -134,9 +141,11 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	}
 	width := n.Width
 	x := mat.New(rows, width)
+	word := make([]float32, width)
 	for i, ids := range texts {
 		for t, id := range ids {
-			row, word, pos := x.Row(spans[i].from+t), n.words.Row(id), n.positions.Row(t)
+			n.words.row(id, word)
+			row, pos := x.Row(spans[i].from+t), n.positions.Row(t)
 			for j := range row {
 				row[j] = word[j] + pos[j] + n.tokenType[j]
 			}

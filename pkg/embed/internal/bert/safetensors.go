@@ -8,17 +8,46 @@ import (
 	"strings"
 )
 
-// tensor is one of the model's weights, as float32.
+// tensor is one of the model's weights: float32, or int8 with a scale for
+// every group of a row's values, as the file keeps it.
 type tensor struct {
 	shape []int
-	data  []float32
+	data  []float32 // nil when q holds the values
+	q     []int8
+	scale []float32 // q's, one for every group values
+	group int
+}
+
+// floats is the tensor in float32.
+func (t tensor) floats() []float32 {
+	if t.q == nil {
+		return t.data
+	}
+	out := make([]float32, len(t.q))
+	for i, v := range t.q {
+		out[i] = float32(v) * t.scale[i/t.group]
+	}
+	return out
+}
+
+// row writes row i of a two-dimensional tensor to dst, in float32.
+func (t tensor) row(i int, dst []float32) {
+	width := t.shape[1]
+	if t.q == nil {
+		copy(dst, t.data[i*width:][:width])
+		return
+	}
+	scale := t.scale[i*width/t.group:]
+	for j, v := range t.q[i*width:][:width] {
+		dst[j] = float32(v) * scale[j/t.group]
+	}
 }
 
 // readSafetensors reads a safetensors file (an 8-byte little-endian header
 // length, a JSON header naming each tensor's type, shape and byte range,
-// then the data) of F16 or F32 tensors, and of I8 ones, each stored with
-// an F32 scale for every group of a row's values (its name + ".scale",
-// [rows, groups]), widened to float32.
+// then the data) of F16 or F32 tensors, widened to float32, and of I8
+// ones, each stored with an F32 scale for every group of a row's values
+// (its name + ".scale", [rows, groups]), kept so.
 func readSafetensors(raw []byte) (map[string]tensor, error) {
 	if len(raw) < 8 {
 		return nil, fmt.Errorf("the model file is %d bytes", len(raw))
@@ -33,7 +62,6 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 	}
 	data := raw[8+n:]
 	out := map[string]tensor{}
-	quantized := map[string][]int8{}
 	for name, h := range header {
 		if strings.HasPrefix(name, "__") {
 			continue // __metadata__
@@ -55,38 +83,39 @@ func readSafetensors(raw []byte) (map[string]tensor, error) {
 			return nil, fmt.Errorf("tensor %s lies outside the file", name)
 		}
 		b := data[from:to]
-		t := tensor{shape: info.Shape, data: make([]float32, size)}
+		t := tensor{shape: info.Shape}
 		switch {
 		case info.Dtype == "F16" && len(b) == 2*size:
+			t.data = make([]float32, size)
 			for i := range t.data {
 				t.data[i] = halfToFloat(binary.LittleEndian.Uint16(b[2*i:]))
 			}
 		case info.Dtype == "F32" && len(b) == 4*size:
+			t.data = make([]float32, size)
 			for i := range t.data {
 				t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 			}
 		case info.Dtype == "I8" && len(b) == size && len(info.Shape) == 2:
-			q := make([]int8, size)
+			t.q = make([]int8, size)
 			for i, v := range b {
-				q[i] = int8(v)
+				t.q[i] = int8(v)
 			}
-			quantized[name] = q
 		default:
 			return nil, fmt.Errorf("tensor %s is %d bytes of %s for %d values: want F16, F32 or I8 (rows)", name, len(b), info.Dtype, size)
 		}
 		out[name] = t
 	}
-	for name, q := range quantized {
+	for name, t := range out {
+		if t.q == nil {
+			continue
+		}
 		scale, ok := out[name+".scale"]
-		t := out[name]
 		rows, cols := t.shape[0], t.shape[1]
-		if !ok || len(scale.shape) != 2 || scale.shape[0] != rows || scale.shape[1] == 0 || cols%scale.shape[1] != 0 {
+		if !ok || scale.q != nil || len(scale.shape) != 2 || scale.shape[0] != rows || scale.shape[1] == 0 || cols%scale.shape[1] != 0 {
 			return nil, fmt.Errorf("tensor %s is int8 without a scale for each group of each of its %d rows", name, rows)
 		}
-		group := cols / scale.shape[1]
-		for i, v := range q {
-			t.data[i] = float32(v) * scale.data[i/group]
-		}
+		t.scale, t.group = scale.data, cols/scale.shape[1]
+		out[name] = t
 		delete(out, name+".scale")
 	}
 	return out, nil

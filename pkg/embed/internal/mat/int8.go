@@ -20,15 +20,16 @@ const (
 )
 
 // int8Weights is a dense layer's weights quantised symmetrically per
-// output column: w ≈ q · scale, q in [-127, 127]. They are kept widened to
-// 16 bits, the width of the activations they multiply: activations need
-// more than 8 bits (BERT's have channels tens of times larger than the
-// rest, which would leave the rest a few steps), weights do not.
+// output column: w ≈ q · scale, q in [-127, 127]. The kernel widens them to
+// 16 bits as it loads them, the width of the activations they multiply:
+// activations need more than 8 bits (BERT's have channels tens of times
+// larger than the rest, which would leave the rest a few steps), weights
+// do not, and kept in 8 they take half the memory and half the reading.
 type int8Weights struct {
 	steps int // In rounded up to a whole step, in steps
 	// panels: int8Width columns each, steps of int8Width × int8Step
 	// weights (one column's two inputs together), zeros past Out and In.
-	panels []int16
+	panels []int8
 	scale  []float32 // per column, padded to whole panels
 	levels float32   // the activations' largest quantised magnitude
 }
@@ -50,7 +51,7 @@ func NewInt8(w Matrix, bias []float32) *Linear {
 	// The 32-bit sums must not overflow: In products of 127 × levels at
 	// most.
 	q.levels = float32(min(math.MaxInt16, math.MaxInt32/(127*(2*q.steps))))
-	q.panels = make([]int16, panels*q.steps*int8Width*int8Step)
+	q.panels = make([]int8, panels*q.steps*int8Width*int8Step)
 	q.scale = make([]float32, len(l.bias))
 	for o := range l.Out {
 		row := w.Row(o)
@@ -65,7 +66,7 @@ func NewInt8(w Matrix, bias []float32) *Linear {
 		inv := 127 / top
 		panel := q.panels[o/int8Width*q.steps*int8Width*int8Step:]
 		for k, v := range row {
-			panel[(k/int8Step*int8Width+o%int8Width)*int8Step+k%int8Step] = int16(math.RoundToEven(float64(v * inv)))
+			panel[(k/int8Step*int8Width+o%int8Width)*int8Step+k%int8Step] = int8(math.RoundToEven(float64(v * inv)))
 		}
 	}
 	l.q = q

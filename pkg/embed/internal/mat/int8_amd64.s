@@ -2,13 +2,13 @@
 
 #include "textflag.h"
 
-// func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int16, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+// func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 //
 // c[i][j] = (Σ_t a[i·lda+t]·w[t][j]) · rowScale[i] · colScale[j] + bias[j],
 // for i < 8, j < 32, t < 2·steps (steps ≥ 1): eight rows of activations,
 // quantised to 16 bits, times one panel of thirty-two outputs' int8
-// weights (widened to 16 bits), packed two inputs by thirty-two outputs a
-// step. VPDPWSSD (AVX-512 VNNI) multiplies two pairs and adds them into
+// weights, packed two inputs by thirty-two outputs a step and widened to
+// 16 bits as they are loaded (VPMOVSXBW). VPDPWSSD (AVX-512 VNNI) multiplies two pairs and adds them into
 // each 32-bit lane; sixteen accumulators (eight rows × two halves of the
 // panel) stay in registers for the whole sum, which the end turns back
 // into floats. lda is in bytes.
@@ -46,8 +46,8 @@ TEXT ·int8Tile8x32(SB), NOSPLIT, $0-72
 	VPXORD Z15, Z15, Z15
 
 loop:
-	VMOVDQU32 (DI), Z16
-	VMOVDQU32 64(DI), Z17
+	VPMOVSXBW (DI), Z16
+	VPMOVSXBW 32(DI), Z17
 	VPBROADCASTD (SI), Z18
 	VPDPWSSD Z16, Z18, Z0
 	VPDPWSSD Z17, Z18, Z1
@@ -75,7 +75,7 @@ loop:
 	ADDQ $4, SI
 	ADDQ $4, R8
 	ADDQ $4, R9
-	ADDQ $128, DI
+	ADDQ $64, DI
 	DECQ CX
 	JNZ  loop
 

@@ -23,7 +23,7 @@ func int8Usable() bool { return cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X
 // int8Tile8x32 is in int8_amd64.s.
 //
 //go:noescape
-func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int16, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 
 // maxAbs16 and quantise16 are in int8_amd64.s.
 //

@@ -13,7 +13,7 @@ func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32,
 
 func int8Usable() bool { return false }
 
-func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int16, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
+func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
 	panic("mat: no int8 kernel on this machine")
 }
 
