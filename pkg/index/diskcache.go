@@ -13,10 +13,12 @@ const ownerVectorsLimit = 16 << 20
 // ownerVectors keeps the file's vectors of the owners searched last, so
 // that a user's next search reads them from memory instead of again row by
 // row from the file, which took most of a vector search's time (1.2 of
-// 1.7 ms for a LoCoMo user's 600 turns). Every commit to the file empties
-// it (changed): no search sees a vector the file has since dropped or
-// misses one it has since gained, and an erased user's vectors leave
-// memory with their rows.
+// 1.7 ms for a LoCoMo user's 600 turns). Every commit to the file drops
+// what it may have changed (changed): the owners a flush wrote, everything
+// after any other write. No search sees a vector the file has since
+// dropped or misses one it has since gained, an erased user's vectors
+// leave memory with their rows, and under steady appends a user keeps
+// their vectors until their own turns are flushed.
 type ownerVectors struct {
 	mu         sync.Mutex
 	generation uint64 // commits so far
@@ -94,12 +96,22 @@ func (c *ownerVectors) remove(el *list.Element) {
 	c.size -= e.size()
 }
 
-// changed is called after every commit to the file.
-func (c *ownerVectors) changed() {
+// changed is called after every commit to the file: with the owners it
+// wrote, or none for a commit that may have changed any. Reads begun
+// before it are not kept (put), whoever they read.
+func (c *ownerVectors) changed(owners ...int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.generation++
-	c.lru.Init()
-	clear(c.byOwner)
-	c.size = 0
+	if owners == nil {
+		c.lru.Init()
+		clear(c.byOwner)
+		c.size = 0
+		return
+	}
+	for _, o := range owners {
+		if el, ok := c.byOwner[o]; ok {
+			c.remove(el)
+		}
+	}
 }

@@ -41,6 +41,16 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	if store.db.vectors.get(id) == nil {
 		t.Fatal("the user's vectors are not kept after their search")
 	}
+	other := Owner{"app", "other"}
+	if err := store.Write(ctx, other, []StoredDoc{{Document: Document{SessionID: "s", EventID: "x", Text: "x"}, Vector: []float32{0, 1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.db.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if store.db.vectors.get(id) == nil {
+		t.Fatal("another user's flushed turn dropped the user's vectors from memory")
+	}
 	write("s2", "b", []float32{0, 1, 0})
 	if got := nearest(); len(got) != 2 || got[0] != "b" {
 		t.Fatalf("after b was flushed, found %v, want [b a]", got)
@@ -68,16 +78,30 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	}
 }
 
-// Vectors read before a commit are not kept after it, and the bytes kept
-// stay within the limit, the least recently searched owners going first.
+// Vectors read before a commit are not kept after it, whoever it wrote; a
+// commit drops the owners it wrote, or everyone; and the bytes kept stay
+// within the limit, the least recently searched owners going first.
 func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 	c := newOwnerVectors()
-	e := c.reading(1)
-	e.vecs = make([]byte, 100)
+	for _, wrote := range [][]int64{nil, {1}, {2}} {
+		e := c.reading(1)
+		e.vecs = make([]byte, 100)
+		c.changed(wrote...)
+		c.put(e)
+		if c.get(1) != nil {
+			t.Fatalf("vectors read before a commit that wrote %v were kept after it", wrote)
+		}
+	}
+	for owner := range int64(3) {
+		c.put(c.reading(owner))
+	}
+	c.changed(1, 7)
+	if c.get(1) != nil || c.get(0) == nil || c.get(2) == nil {
+		t.Errorf("after a commit that wrote owners 1 and 7, kept %v; want 0 and 2", keys(c.byOwner))
+	}
 	c.changed()
-	c.put(e)
-	if c.get(1) != nil {
-		t.Fatal("vectors read before a commit were kept after it")
+	if len(c.byOwner) != 0 || c.size != 0 {
+		t.Errorf("after a commit that may have changed anything, kept %v", keys(c.byOwner))
 	}
 	third := ownerVectorsLimit / 3
 	for owner := range int64(3) {
@@ -86,7 +110,7 @@ func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 		c.put(e)
 	}
 	c.get(0) // 1 is now the least recently searched
-	e = c.reading(3)
+	e := c.reading(3)
 	e.vecs = make([]byte, third)
 	c.put(e)
 	if c.get(1) != nil || c.get(0) == nil || c.get(2) == nil || c.get(3) == nil {

@@ -209,12 +209,14 @@ func (d *diskDB) flush(ctx context.Context) error {
 		return err
 	}
 	t := diskTx{d, tx}
+	written := make([]int64, 0, len(batch.owners))
 	err = func() error {
 		for o, mo := range batch.owners {
 			w, err := startOwnerWrite(ctx, t, o)
 			if err != nil {
 				return err
 			}
+			written = append(written, w.owner)
 			for i, dd := range mo.docs {
 				if vec := mo.vecs[int32(i)]; vec != nil {
 					dd.vec = vec
@@ -235,7 +237,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 	}
 	d.viewMu.Lock()
 	defer d.viewMu.Unlock()
-	defer d.vectors.changed()
+	defer d.vectors.changed(written...)
 	if err := tx.Commit(); err != nil {
 		return err
 	}
