@@ -11,7 +11,7 @@
 //	go run ./bench/scale -hector /tmp/hector -data longmemeval_s.json -turns 100000 -users 100
 //
 // -config names a configuration file for the server (the zero
-// configuration, keyword search, without one). Everything runs on
+// configuration, hybrid search with e5-small, without one). Everything runs on
 // loopback, in a temporary directory removed at the end (-keep keeps it).
 package main
 
