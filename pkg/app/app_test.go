@@ -182,6 +182,23 @@ func TestSharedFactsNeedTheSharedKey(t *testing.T) {
 	}
 }
 
+// openWithIndex opens the application on dir with the given index
+// section.
+func openWithIndex(t *testing.T, dir, index string) *Services {
+	t.Helper()
+	c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: %s\n", dir, index)), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svcs
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
 // store: chromem makes the in-process vector index keep its vectors in
 // chromem-go, in a snapshot; reopened as the flat store the index is built
 // again from the sessions into its file, and the snapshot, which nothing
@@ -190,15 +207,7 @@ func TestOpenChromemIndex(t *testing.T) {
 	dir := t.TempDir()
 	open := func(store string) *Services {
 		t.Helper()
-		c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: vector, store: %s}\n", dir, store)), config.Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svcs
+		return openWithIndex(t, dir, "{type: vector, embedder: glove, store: "+store+"}")
 	}
 	svcs := open("chromem")
 	appendAndFind(t, svcs)
@@ -206,7 +215,6 @@ func TestOpenChromemIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapshot, file := filepath.Join(dir, "index", "vector.snapshot"), filepath.Join(dir, "index", "vector.db")
-	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
 	if !exists(snapshot) || exists(file) {
 		t.Fatalf("chromem's index: snapshot kept %v, file kept %v; want the snapshot alone", exists(snapshot), exists(file))
 	}
@@ -235,17 +243,8 @@ func TestAnIndexOfAnotherTypeIsRemoved(t *testing.T) {
 	dir := t.TempDir()
 	open := func(kind string) *Services {
 		t.Helper()
-		c, err := config.Parse("t.yaml", []byte(fmt.Sprintf("server:\n  data_dir: %s\n  index: {type: %s, embedder: glove}\n", dir, kind)), config.Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		svcs, err := Open(t.Context(), c, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svcs
+		return openWithIndex(t, dir, "{type: "+kind+", embedder: glove}")
 	}
-	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
 	keyword, vector := filepath.Join(dir, "index", "keyword.db"), filepath.Join(dir, "index", "vector.db")
 	svcs := open("keyword")
 	appendAndFind(t, svcs)
