@@ -355,9 +355,9 @@ func (s *Services) openIndex(ctx context.Context, cfg *config.Config, logger *sl
 }
 
 // removeFormerIndex removes the index a Hector configured otherwise (of
-// another type, or an older Hector, whose index was a snapshot) kept at path: nothing keeps it
-// up to date any more, not even an erasure, and the index is rebuilt from
-// the sessions without it.
+// another type, or an older Hector, whose index was a snapshot) kept at
+// path: nothing keeps it up to date any more, not even an erasure, and the
+// index is rebuilt from the sessions without it.
 func removeFormerIndex(path string, logger *slog.Logger) error {
 	removed, err := index.RemoveFile(path)
 	if err != nil {

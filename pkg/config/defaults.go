@@ -115,10 +115,7 @@ func (i *Index) applyDefaults(c *Config) {
 	}
 	if i.Type != index.KindKeyword {
 		if i.Embedder == "" {
-			i.Embedder = DefaultIndexEmbedder
-			if len(c.Embedders) > 0 {
-				i.Embedder = c.onlyEmbedder()
-			}
+			i.Embedder = c.onlyEmbedder()
 		}
 		if model, ok := builtinModels[i.Embedder]; ok && c.Embedders[i.Embedder].Type == "" {
 			if c.Embedders == nil {
@@ -211,11 +208,11 @@ func (c *Config) onlyDatabase() string {
 	return defaultDatabase
 }
 
-// onlyEmbedder names the one embedder defined, or the built-in one when
-// none is.
+// onlyEmbedder names the one embedder defined, or the built-in model that
+// finds the most when none is.
 func (c *Config) onlyEmbedder() string {
 	if len(c.Embedders) == 0 {
-		return "builtin"
+		return DefaultIndexEmbedder
 	}
 	if len(c.Embedders) == 1 {
 		for name := range c.Embedders {
