@@ -96,19 +96,23 @@ func (c *ownerVectors) remove(el *list.Element) {
 	c.size -= e.size()
 }
 
-// changed is called after every commit to the file: with the owners it
-// wrote, or none for a commit that may have changed any. Reads begun
-// before it are not kept (put), whoever they read.
-func (c *ownerVectors) changed(owners ...int64) {
+// changed is called after a commit to the file that may have changed
+// anyone's vectors (deletions, erasures, rebuilds), wrote after one that
+// wrote only the given owners' (a flush). Reads begun before either are not
+// kept (put), whoever they read.
+func (c *ownerVectors) changed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.generation++
-	if owners == nil {
-		c.lru.Init()
-		clear(c.byOwner)
-		c.size = 0
-		return
-	}
+	c.lru.Init()
+	clear(c.byOwner)
+	c.size = 0
+}
+
+func (c *ownerVectors) wrote(owners []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
 	for _, o := range owners {
 		if el, ok := c.byOwner[o]; ok {
 			c.remove(el)

@@ -83,19 +83,19 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 // within the limit, the least recently searched owners going first.
 func TestOwnerVectorsStayCurrentAndBounded(t *testing.T) {
 	c := newOwnerVectors()
-	for _, wrote := range [][]int64{nil, {1}, {2}} {
+	for _, commit := range []func(){c.changed, func() { c.wrote([]int64{1}) }, func() { c.wrote([]int64{2}) }} {
 		e := c.reading(1)
 		e.vecs = make([]byte, 100)
-		c.changed(wrote...)
+		commit()
 		c.put(e)
 		if c.get(1) != nil {
-			t.Fatalf("vectors read before a commit that wrote %v were kept after it", wrote)
+			t.Fatal("vectors read before a commit were kept after it")
 		}
 	}
 	for owner := range int64(3) {
 		c.put(c.reading(owner))
 	}
-	c.changed(1, 7)
+	c.wrote([]int64{1, 7})
 	if c.get(1) != nil || c.get(0) == nil || c.get(2) == nil {
 		t.Errorf("after a commit that wrote owners 1 and 7, kept %v; want 0 and 2", keys(c.byOwner))
 	}

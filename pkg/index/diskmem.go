@@ -237,7 +237,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 	}
 	d.viewMu.Lock()
 	defer d.viewMu.Unlock()
-	defer d.vectors.changed(written...)
+	defer d.vectors.wrote(written)
 	if err := tx.Commit(); err != nil {
 		return err
 	}
