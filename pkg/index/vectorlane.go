@@ -86,6 +86,16 @@ func (l *vectorLane) bound() int64 {
 	return min(l.limit, max(2*laneBatch, int64(rate*catchUpWithin.Seconds())))
 }
 
+// eta is how long the lane needs to embed changes at its measured rate
+// (0 before it has measured it).
+func (l *vectorLane) eta(changes int64) time.Duration {
+	rate := math.Float64frombits(l.rate.Load())
+	if rate == 0 {
+		return 0
+	}
+	return time.Duration(float64(changes) / rate * float64(time.Second)).Round(time.Second)
+}
+
 // measured folds a batch of n changes embedded in took into the rate.
 func (l *vectorLane) measured(n int64, took time.Duration) {
 	if n <= 0 || took <= 0 {
@@ -180,7 +190,8 @@ func (x *Index) startLane(ctx context.Context) {
 			case more:
 				if time.Since(logged) > progressEvery {
 					terms, _ := x.position.Cursor(ctx)
-					x.logger().Info("index: embedding in the background", "vectors_at", l.cursor(), "changes_behind", terms-l.cursor())
+					behind := terms - l.cursor()
+					x.logger().Info("index: embedding in the background", "vectors_at", l.cursor(), "changes_behind", behind, "eta", l.eta(behind))
 					logged = time.Now()
 				}
 				continue

@@ -324,6 +324,12 @@ func TestVectorLagIsBoundedByTheLanesRate(t *testing.T) {
 	if got := slow.bound(); got != 2*laneBatch {
 		t.Errorf("a crawling embedder: bound %d, want two batches (%d)", got, 2*laneBatch)
 	}
+	if got := l.eta(1800); got != 20*time.Second {
+		t.Errorf("1,800 changes at 90 a second: eta %v, want 20s", got)
+	}
+	if got := newVectorLane(NewInMemoryPosition(), 1).eta(1000); got != 0 {
+		t.Errorf("before any batch: eta %v, want 0 (unknown)", got)
+	}
 	fast := newVectorLane(NewInMemoryPosition(), 1000)
 	fast.measured(1_000_000, time.Second)
 	if got := fast.bound(); got != 1000 {
