@@ -58,9 +58,13 @@ type Report struct {
 	// in the background included, held them all.
 	IngestSeconds  float64 `json:"ingest_seconds"`
 	CatchUpSeconds float64 `json:"catch_up_seconds"`
-	SearchMillis   struct {
-		P50 float64 `json:"p50"`
-		P99 float64 `json:"p99"`
+	// SearchMillis is the searches' latency, and the slowest's with its
+	// question's ID: an outlier to look into.
+	SearchMillis struct {
+		P50     float64 `json:"p50"`
+		P99     float64 `json:"p99"`
+		Max     float64 `json:"max"`
+		Slowest string  `json:"slowest"`
 	} `json:"search_ms"`
 	Metrics    []string  `json:"metrics"`
 	Overall    Figures   `json:"overall"`
@@ -160,6 +164,13 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	slowest := 0
+	for i, t := range took {
+		if t > took[slowest] {
+			slowest = i
+		}
+	}
+	r.SearchMillis.Max, r.SearchMillis.Slowest = millis(took[slowest]), d.Questions[slowest].ID
 	slices.Sort(took)
 	r.SearchMillis.P50 = millis(took[len(took)/2])
 	r.SearchMillis.P99 = millis(took[min(len(took)-1, len(took)*99/100)])

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,9 +59,13 @@ func TestRunScoresWhatTheIndexFinds(t *testing.T) {
 	if !near(r.Overall.Values["hit@1"], 3.0/4) || r.SearchMillis.P50 <= 0 {
 		t.Errorf("overall = %+v, search %+v", r.Overall, r.SearchMillis)
 	}
+	if ms := r.SearchMillis; ms.Max < ms.P99 || ms.P99 < ms.P50 || !slices.Contains([]string{"q1", "q2", "q3", "q4"}, ms.Slowest) {
+		t.Errorf("search latency %+v: want p50 ≤ p99 ≤ the slowest, named by its question", ms)
+	}
 	var text bytes.Buffer
 	r.WriteText(&text)
-	if !strings.Contains(text.String(), "jsonl: 2 users, 2 sessions, 3 turns, 4 questions") || !strings.Contains(text.String(), "overall") {
+	if !strings.Contains(text.String(), "jsonl: 2 users, 2 sessions, 3 turns, 4 questions") || !strings.Contains(text.String(), "overall") ||
+		!strings.Contains(text.String(), "(question "+r.SearchMillis.Slowest+")") {
 		t.Errorf("the text report:\n%s", text.String())
 	}
 
