@@ -14,9 +14,9 @@ const (
 	DefaultDataDir  = "data"
 	defaultDatabase = "default"
 	defaultEmbedder = "default"
-	// DefaultIndexEmbedder is a vector or hybrid index's embedder when the
+	// defaultIndexEmbedder is a vector or hybrid index's embedder when the
 	// configuration defines none: the built-in model that finds the most.
-	DefaultIndexEmbedder = "e5-small"
+	defaultIndexEmbedder = "e5-small"
 	DefaultArtifactMB    = 64
 	DefaultMaxBodyMB     = 16
 	DefaultRatePerSec    = 100
@@ -212,7 +212,7 @@ func (c *Config) onlyDatabase() string {
 // finds the most when none is.
 func (c *Config) onlyEmbedder() string {
 	if len(c.Embedders) == 0 {
-		return DefaultIndexEmbedder
+		return defaultIndexEmbedder
 	}
 	if len(c.Embedders) == 1 {
 		for name := range c.Embedders {

@@ -97,9 +97,8 @@ func (c *ownerVectors) remove(el *list.Element) {
 }
 
 // changed is called after a commit to the file that may have changed
-// anyone's vectors (deletions, erasures, rebuilds), wrote after one that
-// wrote only the given owners' (a flush). Reads begun before either are not
-// kept (put), whoever they read.
+// anyone's vectors (deletions, erasures, rebuilds): it drops every entry.
+// Reads begun before it are not kept (put).
 func (c *ownerVectors) changed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,6 +108,9 @@ func (c *ownerVectors) changed() {
 	c.size = 0
 }
 
+// wrote is called after a commit that wrote only the given owners' rows
+// (a flush): it drops their entries and keeps the others'. Reads begun
+// before it are not kept (put), whoever they read.
 func (c *ownerVectors) wrote(owners []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
