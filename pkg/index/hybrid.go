@@ -111,14 +111,14 @@ func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 		initials[t[0]] = true
 	}
 	stems := map[string]string{}
-	memo := func(w string) string {
+	memo := func(w []byte) string {
 		if !initials[w[0]] {
 			return ""
 		}
-		s, ok := stems[w]
+		s, ok := stems[string(w)]
 		if !ok {
 			s = stem(w)
-			stems[w] = s
+			stems[string(w)] = s
 		}
 		return s
 	}
@@ -127,16 +127,16 @@ func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 			return 0
 		}
 		d := Document{Author: r.Author, Role: r.Role, Text: r.Content}
-		held := map[string]bool{}
-		for _, t := range x.tok.tokens(d.searchedText(), memo) {
-			held[t] = true
-		}
+		held := make([]bool, len(q))
 		n := 0
-		for _, t := range q {
-			if held[t] {
-				n++
+		x.tok.each(d.searchedText(), memo, func(term string) {
+			for i, t := range q {
+				if !held[i] && term == t {
+					held[i] = true
+					n++
+				}
 			}
-		}
+		})
 		return float64(n) / float64(len(q))
 	}
 }

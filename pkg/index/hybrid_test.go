@@ -2,6 +2,9 @@ package index
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +83,57 @@ func TestFuseScoresReadAsSharesAndDropUnrelatedNeighbours(t *testing.T) {
 	}
 	if none := fuse(nil, vector[2:], func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10); len(none) != 0 {
 		t.Errorf("a query no word and no close meaning answers found %+v", none)
+	}
+}
+
+// FuzzCoverageIsTheShareOfQueryTermsHeld holds coverage, which stems only
+// the words that can become a query term, to its definition on Tokens.
+func FuzzCoverageIsTheShareOfQueryTermsHeld(f *testing.F) {
+	f.Add("where did Caroline go running?", "Caroline", "I went running in the park; Caroline ran too.")
+	f.Add("東京 trip 2024", "", "Our trip to 東京 in 2024 was great")
+	f.Fuzz(func(t *testing.T, query, author, text string) {
+		x := &Index{tok: Tokenizer{Stem: true}}
+		terms := unique(x.tok.Tokens(query))
+		d := Document{Author: author, Text: text}
+		held := 0
+		for _, q := range terms {
+			if slices.Contains(x.tok.Tokens(d.searchedText()), q) {
+				held++
+			}
+		}
+		want := 0.0
+		if len(terms) > 0 {
+			want = float64(held) / float64(len(terms))
+		}
+		if got := x.coverage(terms)(SearchResult{Author: author, Content: text}); got != want {
+			t.Fatalf("coverage of %q in %q by %q = %v, want %v", query, text, author, got, want)
+		}
+	})
+}
+
+// BenchmarkCoverage is what fusion spends reading the words of a hybrid
+// search's keyword candidates: LongMemEval asks for 100 results, so 400
+// candidates, many of them long assistant answers.
+func BenchmarkCoverage(b *testing.B) {
+	words := strings.Fields(`sure here are some ideas for planning your trip to the coast including places
+		to stay local restaurants hiking trails and museums you might enjoy the weather in spring is usually
+		mild so pack layers and comfortable shoes I recommend booking early because hotels fill up quickly
+		during festivals Many travelers also rent bikes or take the ferry between islands 2024 budget tips`)
+	r := rand.New(rand.NewPCG(1, 2))
+	candidates := make([]SearchResult, 400)
+	for i := range candidates {
+		text := make([]string, 250)
+		for j := range text {
+			text[j] = words[r.IntN(len(words))]
+		}
+		candidates[i] = SearchResult{Author: "assistant", Role: "assistant", Content: strings.Join(text, " ") + "."}
+	}
+	x := &Index{tok: Tokenizer{Stem: true}}
+	terms := x.tok.Tokens("What did you recommend for hiking trails near the islands in spring?")
+	for b.Loop() {
+		coverage := x.coverage(terms)
+		for _, c := range candidates {
+			coverage(c)
+		}
 	}
 }

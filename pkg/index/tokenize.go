@@ -3,6 +3,7 @@ package index
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -19,67 +20,85 @@ type Tokenizer struct {
 }
 
 // Tokens returns the terms of text, in order, repeats included.
-func (t Tokenizer) Tokens(text string) []string { return t.tokens(text, stem) }
+func (t Tokenizer) Tokens(text string) []string {
+	var terms []string
+	t.each(text, stem, func(term string) { terms = append(terms, term) })
+	return terms
+}
 
 // stem is an English word's stem.
-func stem(word string) string { return english.Stem(word, false) }
+func stem(word []byte) string { return english.Stem(string(word), false) }
 
-// tokens returns the terms of text, English words stemmed by stem (which
-// may leave a word out by returning "").
-func (t Tokenizer) tokens(text string, stem func(word string) string) []string {
-	var terms []string
-	word := make([]rune, 0, 32)
+// each calls emit with the terms of text, in order, repeats included,
+// English words stemmed by stem (which may leave a word out by returning
+// ""). A word of ASCII letters, most of any English text, costs no
+// allocation of its own: stem sees it in each's buffer, and may answer
+// from a memo without copying it (a search reads every candidate's words).
+func (t Tokenizer) each(text string, stem func(word []byte) string, emit func(term string)) {
+	word := make([]byte, 0, 64) // lowercased, UTF-8
+	ascii := true
 	flush := func() {
-		if len(word) > 0 {
-			terms = t.appendWord(terms, word, stem)
-			word = word[:0]
+		switch {
+		case len(word) == 0:
+			return
+		case ascii:
+			t.plain(word, stem, emit)
+		default:
+			t.mixed(word, stem, emit)
 		}
+		word, ascii = word[:0], true
 	}
 	for _, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '_' {
-			word = append(word, unicode.ToLower(r))
-		} else {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '_':
+			word = append(word, byte(r))
+		case 'A' <= r && r <= 'Z':
+			word = append(word, byte(r)+'a'-'A')
+		case r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)):
+			word, ascii = utf8.AppendRune(word, unicode.ToLower(r)), false
+		default:
 			flush()
 		}
 	}
 	flush()
-	return terms
 }
 
-func (t Tokenizer) appendWord(terms []string, word []rune, stem func(string) string) []string {
-	// Split out runs of spaceless scripts, which form their own terms.
+// mixed emits a word with letters beyond ASCII: runs of spaceless scripts
+// become their characters and the pairs of neighbours, the rest plain
+// words.
+func (t Tokenizer) mixed(word []byte, stem func([]byte) string, emit func(string)) {
+	runes := []rune(string(word))
 	start := 0
-	for i := 0; i <= len(word); i++ {
-		if i < len(word) && !isSpaceless(word[i]) {
+	for i := 0; i <= len(runes); i++ {
+		if i < len(runes) && !isSpaceless(runes[i]) {
 			continue
 		}
 		if i > start {
-			terms = t.appendPlain(terms, string(word[start:i]), stem)
+			t.plain([]byte(string(runes[start:i])), stem, emit)
 		}
 		j := i
-		for j < len(word) && isSpaceless(word[j]) {
-			terms = append(terms, string(word[j]))
-			if j+1 < len(word) && isSpaceless(word[j+1]) {
-				terms = append(terms, string(word[j:j+2]))
+		for j < len(runes) && isSpaceless(runes[j]) {
+			emit(string(runes[j]))
+			if j+1 < len(runes) && isSpaceless(runes[j+1]) {
+				emit(string(runes[j : j+2]))
 			}
 			j++
 		}
 		start, i = j, j
 	}
-	return terms
 }
 
-func (t Tokenizer) appendPlain(terms []string, w string, stem func(string) string) []string {
+func (t Tokenizer) plain(w []byte, stem func([]byte) string, emit func(string)) {
 	if !t.Stem || !isASCIILetters(w) {
-		return append(terms, w)
+		emit(string(w))
+		return
 	}
-	if stopWords[w] {
-		return terms
+	if stopWords[string(w)] {
+		return
 	}
 	if s := stem(w); s != "" {
-		terms = append(terms, s)
+		emit(s)
 	}
-	return terms
 }
 
 func isSpaceless(r rune) bool {
@@ -90,8 +109,13 @@ func isSpaceless(r rune) bool {
 	return (r >= 0x3000 && r <= 0x30ff) || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
 
-func isASCIILetters(w string) bool {
-	return strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) < 0
+func isASCIILetters(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 var stopWords = func() map[string]bool {

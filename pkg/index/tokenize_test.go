@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -51,7 +52,7 @@ func FuzzStemKeepsTheFirstLetter(f *testing.F) {
 	}
 	tok := Tokenizer{Stem: true}
 	f.Fuzz(func(t *testing.T, w string) {
-		if w == "" || !isASCIILetters(w) {
+		if w == "" || !isASCIILetters([]byte(w)) {
 			return
 		}
 		for _, term := range tok.Tokens(w) {
@@ -60,4 +61,60 @@ func FuzzStemKeepsTheFirstLetter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzTokensAsReadRuneByRune holds the tokenizer's fast path for ASCII
+// words to the rules as first written, one rune at a time (readTokens).
+func FuzzTokensAsReadRuneByRune(f *testing.F) {
+	for _, s := range []string{"The Runners' café", "東京タワーID番号123", "user_id=42 v2.3", "\xff\xfeA", "a\u0301b ΣΑΣ", "İstanbul"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, stemmed bool) {
+		if got, want := (Tokenizer{Stem: stemmed}).Tokens(text), readTokens(text, stemmed); !slices.Equal(got, want) {
+			t.Fatalf("Tokens(%q, stem=%v) = %q, read rune by rune %q", text, stemmed, got, want)
+		}
+	})
+}
+
+// readTokens is Tokenizer's rules applied one rune at a time, slowly.
+func readTokens(text string, stemmed bool) []string {
+	var terms []string
+	plain := func(w []rune) {
+		s := string(w)
+		switch {
+		case !stemmed || strings.IndexFunc(s, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0:
+			terms = append(terms, s)
+		case !stopWords[s] && stem([]byte(s)) != "":
+			terms = append(terms, stem([]byte(s)))
+		}
+	}
+	var word []rune
+	flush := func() {
+		start := 0
+		for i, r := range word {
+			if isSpaceless(r) {
+				if i > start {
+					plain(word[start:i])
+				}
+				terms = append(terms, string(r))
+				if i+1 < len(word) && isSpaceless(word[i+1]) {
+					terms = append(terms, string(word[i:i+2]))
+				}
+				start = i + 1
+			}
+		}
+		if start < len(word) {
+			plain(word[start:])
+		}
+		word = word[:0]
+	}
+	for _, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '_' {
+			word = append(word, unicode.ToLower(r))
+		} else {
+			flush()
+		}
+	}
+	flush()
+	return terms
 }
