@@ -12,7 +12,8 @@ import (
 var Int8 = haveKernel && int8Usable() && os.Getenv(KernelsEnv) != "portable" && os.Getenv(KernelsEnv) != "float32"
 
 // The int8 kernel's tile: 8 rows × 32 output columns, over steps of 2
-// inputs (one VNNI dot product of two 16-bit pairs per 32-bit lane).
+// inputs (one VNNI dot product of two 16-bit pairs per 32-bit lane); a
+// tail of 4 rows or fewer takes a tile of 4.
 const (
 	int8Rows  = 8
 	int8Width = 32
@@ -89,16 +90,20 @@ func (l *Linear) int8Of(x, out Matrix) {
 			b := &q.panels[p*q.steps*int8Width*int8Step]
 			col := p * int8Width
 			cols := min(int8Width, l.Out-col)
-			for i := 0; i < rows; i += int8Rows {
-				tile := func(c *float32, ldc int) {
-					int8Tile8x32(&a[i*stride], 2*stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+			for i := 0; i < x.Rows; i += int8Rows {
+				kernel, n := int8Tile8x32, int8Rows
+				if x.Rows-i <= int8Rows/2 { // a short tail: half the padded tile's work
+					kernel, n = int8Tile4x32, int8Rows/2
 				}
-				if cols == int8Width && i+int8Rows <= x.Rows {
+				tile := func(c *float32, ldc int) {
+					kernel(&a[i*stride], 2*stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+				}
+				if cols == int8Width && i+n <= x.Rows {
 					tile(&out.Data[i*l.Out+col], l.Out)
 					continue
 				}
 				tile(&edge[0], int8Width)
-				for r := range min(int8Rows, x.Rows-i) {
+				for r := range min(n, x.Rows-i) {
 					copy(out.Data[(i+r)*l.Out+col:][:cols], edge[r*int8Width:])
 				}
 			}

@@ -165,6 +165,101 @@ loop:
 	VZEROUPPER
 	RET
 
+// func int8Tile4x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+//
+// int8Tile8x32 for four rows: a product's last rows when four or fewer
+// are left (a question is a tile and a few rows), which the eight-row tile
+// would multiply padded with zeros.
+TEXT ·int8Tile4x32(SB), NOSPLIT, $0-72
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), DX
+	MOVQ rowScale+16(FP), BX
+	MOVQ b+24(FP), DI
+	MOVQ steps+32(FP), CX
+	MOVQ colScale+40(FP), R12
+	MOVQ bias+48(FP), R13
+	MOVQ c+56(FP), R10
+	MOVQ ldc+64(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(DX*2), R8
+	ADDQ DX, R8
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop4:
+	VPMOVSXBW (DI), Z16
+	VPMOVSXBW 32(DI), Z17
+	VPBROADCASTD (SI), Z18
+	VPDPWSSD Z16, Z18, Z0
+	VPDPWSSD Z17, Z18, Z1
+	VPBROADCASTD (SI)(DX*1), Z19
+	VPDPWSSD Z16, Z19, Z2
+	VPDPWSSD Z17, Z19, Z3
+	VPBROADCASTD (SI)(DX*2), Z20
+	VPDPWSSD Z16, Z20, Z4
+	VPDPWSSD Z17, Z20, Z5
+	VPBROADCASTD (R8), Z21
+	VPDPWSSD Z16, Z21, Z6
+	VPDPWSSD Z17, Z21, Z7
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop4
+
+	VMOVUPS (R12), Z26
+	VMOVUPS 64(R12), Z27
+	VMOVUPS (R13), Z28
+	VMOVUPS 64(R13), Z29
+	VBROADCASTSS 0(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VCVTDQ2PS    Z0, Z0
+	VFMADD213PS  Z28, Z31, Z0
+	VMOVUPS      Z0, (R10)
+	VMULPS       Z30, Z27, Z31
+	VCVTDQ2PS    Z1, Z1
+	VFMADD213PS  Z29, Z31, Z1
+	VMOVUPS      Z1, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 4(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VCVTDQ2PS    Z2, Z2
+	VFMADD213PS  Z28, Z31, Z2
+	VMOVUPS      Z2, (R10)
+	VMULPS       Z30, Z27, Z31
+	VCVTDQ2PS    Z3, Z3
+	VFMADD213PS  Z29, Z31, Z3
+	VMOVUPS      Z3, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 8(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VCVTDQ2PS    Z4, Z4
+	VFMADD213PS  Z28, Z31, Z4
+	VMOVUPS      Z4, (R10)
+	VMULPS       Z30, Z27, Z31
+	VCVTDQ2PS    Z5, Z5
+	VFMADD213PS  Z29, Z31, Z5
+	VMOVUPS      Z5, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 12(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VCVTDQ2PS    Z6, Z6
+	VFMADD213PS  Z28, Z31, Z6
+	VMOVUPS      Z6, (R10)
+	VMULPS       Z30, Z27, Z31
+	VCVTDQ2PS    Z7, Z7
+	VFMADD213PS  Z29, Z31, Z7
+	VMOVUPS      Z7, 64(R10)
+	VZEROUPPER
+	RET
+
 // func maxAbs16(x *float32, n int) float32
 //
 // The largest |x[i]| for i < n, n a positive multiple of 16.

@@ -75,12 +75,12 @@ func checkInt8(t *testing.T, x, w Matrix, bias []float32) {
 	}
 }
 
-// Every tail around the 8×32 tile and the 4-input step, and the encoders'
+// Every tail around the 8×32 and 4×32 tiles and the 4-input step, and the encoders'
 // own shapes.
 func TestInt8MatchesTheReference(t *testing.T) {
 	withInt8(t, func() {
 		r := rand.New(rand.NewPCG(3, 4))
-		for _, rows := range []int{1, 2, 7, 8, 9, 16, 17, 31} {
+		for _, rows := range []int{1, 2, 4, 5, 7, 8, 9, 12, 16, 17, 20, 31} {
 			for _, in := range []int{1, 3, 4, 5, 33, 384} {
 				for _, out := range []int{1, 15, 31, 32, 33, 64, 384} {
 					checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data)
@@ -158,7 +158,7 @@ func FuzzInt8(f *testing.F) {
 func BenchmarkInt8(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	withInt8(b, func() {
-		for _, rows := range []int{16, 256} {
+		for _, rows := range []int{16, 20, 256} { // 20: a question with its prefix and marks
 			for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
 				in, out := shape[0], shape[1]
 				l, x := NewInt8(random(r, out, in), random(r, 1, out).Data), random(r, rows, in)

@@ -20,10 +20,13 @@ func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32,
 // also says the operating system saves the 512-bit registers.
 func int8Usable() bool { return cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI }
 
-// int8Tile8x32 is in int8_amd64.s.
+// int8Tile8x32 and int8Tile4x32 are in int8_amd64.s.
 //
 //go:noescape
 func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+
+//go:noescape
+func int8Tile4x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 
 // maxAbs16 and quantise16 are in int8_amd64.s.
 //
