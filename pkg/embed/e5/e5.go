@@ -18,6 +18,7 @@ import (
 	_ "embed"
 
 	"github.com/hectormem/hector/pkg/embed/internal/bert"
+	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
 
 // Dimensions is the length of every vector.
@@ -41,7 +42,7 @@ const (
 
 // shape is e5-small-v2's: 12 layers of width 384, 12 attention heads, a
 // feed-forward layer of 1,536.
-var shape = bert.Shape{Width: Dimensions, Layers: 12, Heads: 12, Intermediate: 1536}
+var shape = bert.Shape{Width: Dimensions, Layers: 12, Heads: 12, Intermediate: 1536, Activations: mat.Activations8}
 
 //go:embed e5.safetensors
 var modelFile []byte

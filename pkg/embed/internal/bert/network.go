@@ -11,6 +11,9 @@ import (
 // width. Every model here has BERT's uncased vocabulary and 512 positions.
 type Shape struct {
 	Width, Layers, Heads, Intermediate int
+	// Activations: the bits the int8 products quantise the dense layers'
+	// inputs to (16 unless given; see mat.Activations).
+	Activations mat.Activations
 }
 
 const (
@@ -79,7 +82,7 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	width := shape.Width
 	vec := func(name string, n int) []float32 { return take(name, n).Data }
 	lin := func(name string, out, in int) dense {
-		return mat.NewInt8(take(name+".weight", out, in), vec(name+".bias", out))
+		return mat.NewInt8(take(name+".weight", out, in), vec(name+".bias", out), shape.Activations)
 	}
 	// The queries' weights and bias carry attention's 1/sqrt(headWidth), so
 	// the scores need no scaling of their own.
@@ -101,7 +104,7 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 				bias = append(bias, v*scale)
 			}
 		}
-		return mat.NewInt8(w, bias)
+		return mat.NewInt8(w, bias, shape.Activations)
 	}
 	nrm := func(name string) norm { return norm{vec(name+".weight", width), vec(name+".bias", width)} }
 	headWidth := width / shape.Heads

@@ -260,6 +260,289 @@ loop4:
 	VZEROUPPER
 	RET
 
+// func int8Tile8x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
+//
+// int8Tile8x32 with 8-bit activations: a's bytes are q + 128, four inputs
+// a step, and the panel holds four inputs of each column together.
+// VPDPBUSD multiplies four unsigned bytes by four signed ones and adds
+// them into each 32-bit lane: twice VPDPWSSD's products an instruction.
+// The 128s add offset[j] to column j's sums, which the end takes away.
+TEXT ·int8Tile8x32u(SB), NOSPLIT, $0-80
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), DX
+	MOVQ rowScale+16(FP), BX
+	MOVQ b+24(FP), DI
+	MOVQ steps+32(FP), CX
+	MOVQ colScale+40(FP), R12
+	MOVQ bias+48(FP), R13
+	MOVQ offset+56(FP), R14
+	MOVQ c+64(FP), R10
+	MOVQ ldc+72(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(DX*2), R8
+	ADDQ DX, R8
+	LEAQ (R8)(DX*2), R9
+	ADDQ DX, R9
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+loop8u:
+	VMOVDQU32 (DI), Z16
+	VMOVDQU32 64(DI), Z17
+	VPBROADCASTD (SI), Z18
+	VPDPBUSD     Z16, Z18, Z0
+	VPDPBUSD     Z17, Z18, Z1
+	VPBROADCASTD (SI)(DX*1), Z19
+	VPDPBUSD     Z16, Z19, Z2
+	VPDPBUSD     Z17, Z19, Z3
+	VPBROADCASTD (SI)(DX*2), Z20
+	VPDPBUSD     Z16, Z20, Z4
+	VPDPBUSD     Z17, Z20, Z5
+	VPBROADCASTD (R8), Z21
+	VPDPBUSD     Z16, Z21, Z6
+	VPDPBUSD     Z17, Z21, Z7
+	VPBROADCASTD (R8)(DX*1), Z22
+	VPDPBUSD     Z16, Z22, Z8
+	VPDPBUSD     Z17, Z22, Z9
+	VPBROADCASTD (R8)(DX*2), Z23
+	VPDPBUSD     Z16, Z23, Z10
+	VPDPBUSD     Z17, Z23, Z11
+	VPBROADCASTD (R9), Z24
+	VPDPBUSD     Z16, Z24, Z12
+	VPDPBUSD     Z17, Z24, Z13
+	VPBROADCASTD (R9)(DX*1), Z25
+	VPDPBUSD     Z16, Z25, Z14
+	VPDPBUSD     Z17, Z25, Z15
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop8u
+
+	VMOVDQU32 (R14), Z24
+	VMOVDQU32 64(R14), Z25
+	VMOVUPS   (R12), Z26
+	VMOVUPS   64(R12), Z27
+	VMOVUPS   (R13), Z28
+	VMOVUPS   64(R13), Z29
+	VBROADCASTSS 0(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VFMADD213PS  Z28, Z31, Z0
+	VMOVUPS      Z0, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z1, Z1
+	VCVTDQ2PS    Z1, Z1
+	VFMADD213PS  Z29, Z31, Z1
+	VMOVUPS      Z1, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 4(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z2, Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD213PS  Z28, Z31, Z2
+	VMOVUPS      Z2, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD213PS  Z29, Z31, Z3
+	VMOVUPS      Z3, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 8(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD213PS  Z28, Z31, Z4
+	VMOVUPS      Z4, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z5, Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD213PS  Z29, Z31, Z5
+	VMOVUPS      Z5, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 12(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z6, Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD213PS  Z28, Z31, Z6
+	VMOVUPS      Z6, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z7, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD213PS  Z29, Z31, Z7
+	VMOVUPS      Z7, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 16(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z8, Z8
+	VCVTDQ2PS    Z8, Z8
+	VFMADD213PS  Z28, Z31, Z8
+	VMOVUPS      Z8, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD213PS  Z29, Z31, Z9
+	VMOVUPS      Z9, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 20(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z10, Z10
+	VCVTDQ2PS    Z10, Z10
+	VFMADD213PS  Z28, Z31, Z10
+	VMOVUPS      Z10, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z11, Z11
+	VCVTDQ2PS    Z11, Z11
+	VFMADD213PS  Z29, Z31, Z11
+	VMOVUPS      Z11, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 24(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z12, Z12
+	VCVTDQ2PS    Z12, Z12
+	VFMADD213PS  Z28, Z31, Z12
+	VMOVUPS      Z12, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z13, Z13
+	VCVTDQ2PS    Z13, Z13
+	VFMADD213PS  Z29, Z31, Z13
+	VMOVUPS      Z13, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 28(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z14, Z14
+	VCVTDQ2PS    Z14, Z14
+	VFMADD213PS  Z28, Z31, Z14
+	VMOVUPS      Z14, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z15, Z15
+	VCVTDQ2PS    Z15, Z15
+	VFMADD213PS  Z29, Z31, Z15
+	VMOVUPS      Z15, 64(R10)
+	VZEROUPPER
+	RET
+
+// func int8Tile4x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
+//
+// int8Tile8x32u for four rows (see int8Tile4x32).
+TEXT ·int8Tile4x32u(SB), NOSPLIT, $0-80
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), DX
+	MOVQ rowScale+16(FP), BX
+	MOVQ b+24(FP), DI
+	MOVQ steps+32(FP), CX
+	MOVQ colScale+40(FP), R12
+	MOVQ bias+48(FP), R13
+	MOVQ offset+56(FP), R14
+	MOVQ c+64(FP), R10
+	MOVQ ldc+72(FP), R11
+	SHLQ $2, R11
+	LEAQ (SI)(DX*2), R8
+	ADDQ DX, R8
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop4u:
+	VMOVDQU32 (DI), Z16
+	VMOVDQU32 64(DI), Z17
+	VPBROADCASTD (SI), Z18
+	VPDPBUSD     Z16, Z18, Z0
+	VPDPBUSD     Z17, Z18, Z1
+	VPBROADCASTD (SI)(DX*1), Z19
+	VPDPBUSD     Z16, Z19, Z2
+	VPDPBUSD     Z17, Z19, Z3
+	VPBROADCASTD (SI)(DX*2), Z20
+	VPDPBUSD     Z16, Z20, Z4
+	VPDPBUSD     Z17, Z20, Z5
+	VPBROADCASTD (R8), Z21
+	VPDPBUSD     Z16, Z21, Z6
+	VPDPBUSD     Z17, Z21, Z7
+	ADDQ $4, SI
+	ADDQ $4, R8
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop4u
+
+	VMOVDQU32 (R14), Z24
+	VMOVDQU32 64(R14), Z25
+	VMOVUPS   (R12), Z26
+	VMOVUPS   64(R12), Z27
+	VMOVUPS   (R13), Z28
+	VMOVUPS   64(R13), Z29
+	VBROADCASTSS 0(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VFMADD213PS  Z28, Z31, Z0
+	VMOVUPS      Z0, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z1, Z1
+	VCVTDQ2PS    Z1, Z1
+	VFMADD213PS  Z29, Z31, Z1
+	VMOVUPS      Z1, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 4(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z2, Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD213PS  Z28, Z31, Z2
+	VMOVUPS      Z2, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z3, Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD213PS  Z29, Z31, Z3
+	VMOVUPS      Z3, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 8(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z4, Z4
+	VCVTDQ2PS    Z4, Z4
+	VFMADD213PS  Z28, Z31, Z4
+	VMOVUPS      Z4, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z5, Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD213PS  Z29, Z31, Z5
+	VMOVUPS      Z5, 64(R10)
+	ADDQ         R11, R10
+	VBROADCASTSS 12(BX), Z30
+	VMULPS       Z30, Z26, Z31
+	VPSUBD       Z24, Z6, Z6
+	VCVTDQ2PS    Z6, Z6
+	VFMADD213PS  Z28, Z31, Z6
+	VMOVUPS      Z6, (R10)
+	VMULPS       Z30, Z27, Z31
+	VPSUBD       Z25, Z7, Z7
+	VCVTDQ2PS    Z7, Z7
+	VFMADD213PS  Z29, Z31, Z7
+	VMOVUPS      Z7, 64(R10)
+	VZEROUPPER
+	RET
+
 // func maxAbs16(x *float32, n int) float32
 //
 // The largest |x[i]| for i < n, n a positive multiple of 16.
@@ -310,5 +593,30 @@ qloop:
 	ADDQ      $32, DI
 	DECQ      CX
 	JNZ       qloop
+	VZEROUPPER
+	RET
+
+// func quantiseBytes16(dst *uint8, x *float32, n int, inv float32)
+//
+// quantise16 into bytes, each round(x[i]·inv) + 128; |x[i]·inv| ≤ 127.
+TEXT ·quantiseBytes16(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	SHRQ         $4, CX
+	VBROADCASTSS inv+24(FP), Z1
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, X2
+
+qbloop:
+	VMULPS    (SI), Z1, Z0
+	VCVTPS2DQ Z0, Z0
+	VPMOVSDB  Z0, X0
+	VPXORD    X2, X0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       qbloop
 	VZEROUPPER
 	RET

@@ -20,21 +20,31 @@ func withInt8(t testing.TB, fn func()) {
 }
 
 // dequantised is what the int8 product multiplies, back in float32: x's
-// rows and W's columns as their bytes times their scales.
+// rows and W's columns as their integers times their scales.
 func dequantised(l *Linear, x Matrix) (xq, wq Matrix) {
 	q := l.q
 	xq, wq = New(x.Rows, x.Cols), New(l.Out, l.In)
-	b := make([]int16, x.Cols)
 	for i := range x.Rows {
+		if q.step == 4 {
+			b := make([]uint8, x.Cols)
+			s := quantiseBytes(b, x.Row(i), q.levels)
+			for k, v := range b {
+				if s != 0 {
+					xq.Row(i)[k] = float32(int(v)-128) * s
+				}
+			}
+			continue
+		}
+		b := make([]int16, x.Cols)
 		s := quantise(b, x.Row(i), q.levels)
 		for k, v := range b {
 			xq.Row(i)[k] = float32(v) * s
 		}
 	}
 	for o := range l.Out {
-		panel := q.panels[o/int8Width*q.steps*int8Width*int8Step:]
+		panel := q.panels[o/int8Width*q.steps*int8Width*q.step:]
 		for k := range l.In {
-			wq.Row(o)[k] = float32(panel[(k/int8Step*int8Width+o%int8Width)*int8Step+k%int8Step]) * q.scale[o]
+			wq.Row(o)[k] = float32(panel[(k/q.step*int8Width+o%int8Width)*q.step+k%q.step]) * q.scale[o]
 		}
 	}
 	return xq, wq
@@ -44,9 +54,9 @@ func dequantised(l *Linear, x Matrix) (xq, wq Matrix) {
 // product of what it multiplies (the kernel's integer sums and scaling are
 // exact up to float32 rounding), and against the float product (what
 // quantising costs: each row's error small beside the row).
-func checkInt8(t *testing.T, x, w Matrix, bias []float32) {
+func checkInt8(t *testing.T, x, w Matrix, bias []float32, bits Activations) {
 	t.Helper()
-	l := NewInt8(w, bias)
+	l := NewInt8(w, bias, bits)
 	if l.q == nil {
 		t.Fatal("NewInt8 did not quantise")
 	}
@@ -56,13 +66,15 @@ func checkInt8(t *testing.T, x, w Matrix, bias []float32) {
 	tol := 1e-5 * math.Sqrt(float64(x.Cols+1)) * 4
 	for i, v := range got.Data {
 		if d := math.Abs(float64(v - want.Data[i])); d > tol*(1+math.Abs(float64(want.Data[i]))) || math.IsNaN(float64(v)) {
-			t.Fatalf("%d×%d times (%d×%d)ᵀ: value %d (row %d, column %d) is %g, want %g", x.Rows, x.Cols, w.Rows, w.Cols,
+			t.Fatalf("%d-bit activations: %d×%d times (%d×%d)ᵀ: value %d (row %d, column %d) is %g, want %g", bits, x.Rows, x.Cols, w.Rows, w.Cols,
 				i, i/got.Cols, i%got.Cols, v, want.Data[i])
 		}
 	}
 	// Quantising rounds each value by up to half a step of its row's (or
-	// column's) largest over 127: on random data the product comes out
-	// about 0.5% off; one value alone can be further, so the whole is judged.
+	// column's) largest over 127 (or over 32,767 with 16-bit activations):
+	// on random data the product comes out about 0.5% off (0.55% with 8-bit
+	// ones, a single row up to 1.1%); one value alone can be further, so the
+	// whole is judged.
 	exact := reference(x, w, bias)
 	var diff, size float64
 	for i, v := range got.Data {
@@ -70,32 +82,35 @@ func checkInt8(t *testing.T, x, w Matrix, bias []float32) {
 		diff += (float64(v) - e) * (float64(v) - e)
 		size += e * e
 	}
-	if len(got.Data) >= 64 && math.Sqrt(diff/size) > 0.01 {
-		t.Fatalf("%d×%d times (%d×%d)ᵀ is %.3f off the float product, relatively", x.Rows, x.Cols, w.Rows, w.Cols, math.Sqrt(diff/size))
+	bound := map[Activations]float64{Activations16: 0.01, Activations8: 0.02}[bits]
+	if len(got.Data) >= 64 && math.Sqrt(diff/size) > bound {
+		t.Fatalf("%d-bit activations: %d×%d times (%d×%d)ᵀ is %.3f off the float product, relatively", bits, x.Rows, x.Cols, w.Rows, w.Cols, math.Sqrt(diff/size))
 	}
 }
 
-// Every tail around the 8×32 and 4×32 tiles and the 4-input step, and the encoders'
-// own shapes.
+// Every tail around the 8×32 and 4×32 tiles and the input steps, and the
+// encoders' own shapes, with activations in 16 bits and in 8.
 func TestInt8MatchesTheReference(t *testing.T) {
 	withInt8(t, func() {
-		r := rand.New(rand.NewPCG(3, 4))
-		for _, rows := range []int{1, 2, 4, 5, 7, 8, 9, 12, 16, 17, 20, 31} {
-			for _, in := range []int{1, 3, 4, 5, 33, 384} {
-				for _, out := range []int{1, 15, 31, 32, 33, 64, 384} {
-					checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data)
+		for _, bits := range []Activations{Activations16, Activations8} {
+			r := rand.New(rand.NewPCG(3, 4))
+			for _, rows := range []int{1, 2, 4, 5, 7, 8, 9, 12, 16, 17, 20, 31} {
+				for _, in := range []int{1, 3, 4, 5, 7, 33, 384} {
+					for _, out := range []int{1, 15, 31, 32, 33, 64, 384} {
+						checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data, bits)
+					}
 				}
 			}
+			for _, rows := range []int{16, 200} {
+				checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data, bits)
+				checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data, bits)
+			}
+			// Zero rows and zero columns quantise to scale 0, not to NaN.
+			x, w := random(r, 9, 40), random(r, 33, 40)
+			clear(x.Row(3))
+			clear(w.Row(5))
+			checkInt8(t, x, w, random(r, 1, 33).Data, bits)
 		}
-		for _, rows := range []int{16, 200} {
-			checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data)
-			checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data)
-		}
-		// Zero rows and zero columns quantise to scale 0, not to NaN.
-		x, w := random(r, 9, 40), random(r, 33, 40)
-		clear(x.Row(3))
-		clear(w.Row(5))
-		checkInt8(t, x, w, random(r, 1, 33).Data)
 	})
 }
 
@@ -113,18 +128,19 @@ func TestQuantiseMatchesGo(t *testing.T) {
 			// and round to 0 and 2.
 			x[0], x[n/2] = 1, -3
 			x[n-1] = 4
-			got := make([]int16, n)
-			scale := quantise(got, x, 2)
+			got, bytes := make([]int16, n), make([]uint8, n)
+			scale, byteScale := quantise(got, x, 2), quantiseBytes(bytes, x, 2)
 			var top float32
 			for _, v := range x {
 				top = max(top, float32(math.Abs(float64(v))))
 			}
-			if scale != top/2 {
-				t.Fatalf("n=%d: scale %g, want %g", n, scale, top/2)
+			if scale != top/2 || byteScale != top/2 {
+				t.Fatalf("n=%d: scales %g and %g (bytes), want %g", n, scale, byteScale, top/2)
 			}
 			for k, v := range x {
-				if want := int16(math.RoundToEven(float64(v * (2 / top)))); got[k] != want {
-					t.Fatalf("n=%d: value %d (%g) quantised to %d, want %d", n, k, v, got[k], want)
+				want := int16(math.RoundToEven(float64(v * (2 / top))))
+				if got[k] != want || int(bytes[k]) != int(want)+128 {
+					t.Fatalf("n=%d: value %d (%g) quantised to %d and byte %d, want %d and %d", n, k, v, got[k], bytes[k], want, want+128)
 				}
 			}
 		}
@@ -135,7 +151,7 @@ func TestInt8IsOffWhenPortableIsAsked(t *testing.T) {
 	was := Int8
 	defer func() { Int8 = was }()
 	Int8 = false
-	if l := NewInt8(random(rand.New(rand.NewPCG(1, 1)), 4, 4), make([]float32, 4)); l.q != nil {
+	if l := NewInt8(random(rand.New(rand.NewPCG(1, 1)), 4, 4), make([]float32, 4), Activations8); l.q != nil {
 		t.Fatal("NewInt8 quantised with Int8 off")
 	}
 }
@@ -145,8 +161,9 @@ func FuzzInt8(f *testing.F) {
 	f.Add(uint8(1), uint8(1), uint8(1), uint64(2))
 	f.Fuzz(func(t *testing.T, rows, in, out uint8, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 9))
+		bits := map[bool]Activations{false: Activations16, true: Activations8}[seed%2 == 1]
 		withInt8(t, func() {
-			checkInt8(t, random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data)
+			checkInt8(t, random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data, bits)
 		})
 	})
 }
@@ -158,16 +175,18 @@ func FuzzInt8(f *testing.F) {
 func BenchmarkInt8(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	withInt8(b, func() {
-		for _, rows := range []int{16, 20, 256} { // 20: a question with its prefix and marks
-			for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
-				in, out := shape[0], shape[1]
-				l, x := NewInt8(random(r, out, in), random(r, 1, out).Data), random(r, rows, in)
-				b.Run(fmt.Sprintf("rows=%d/%dx%d", rows, in, out), func(b *testing.B) {
-					for b.Loop() {
-						l.Of(x)
-					}
-					b.ReportMetric(float64(b.N)*float64(rows*in*out)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-				})
+		for _, bits := range []Activations{Activations16, Activations8} {
+			for _, rows := range []int{16, 20, 256} { // 20: a question with its prefix and marks
+				for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
+					in, out := shape[0], shape[1]
+					l, x := NewInt8(random(r, out, in), random(r, 1, out).Data, bits), random(r, rows, in)
+					b.Run(fmt.Sprintf("activations=%d/rows=%d/%dx%d", bits, rows, in, out), func(b *testing.B) {
+						for b.Loop() {
+							l.Of(x)
+						}
+						b.ReportMetric(float64(b.N)*float64(rows*in*out)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+					})
+				}
 			}
 		}
 	})

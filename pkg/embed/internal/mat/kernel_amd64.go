@@ -20,7 +20,7 @@ func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32,
 // also says the operating system saves the 512-bit registers.
 func int8Usable() bool { return cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI }
 
-// int8Tile8x32 and int8Tile4x32 are in int8_amd64.s.
+// int8Tile8x32, int8Tile4x32 and their 8-bit activations' int8Tile8x32u and int8Tile4x32u are in int8_amd64.s.
 //
 //go:noescape
 func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
@@ -28,13 +28,22 @@ func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colS
 //go:noescape
 func int8Tile4x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 
-// maxAbs16 and quantise16 are in int8_amd64.s.
+//go:noescape
+func int8Tile8x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
+
+//go:noescape
+func int8Tile4x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
+
+// maxAbs16, quantise16 and quantiseBytes16 are in int8_amd64.s.
 //
 //go:noescape
 func maxAbs16(x *float32, n int) float32
 
 //go:noescape
 func quantise16(dst *int16, x *float32, n int, inv float32)
+
+//go:noescape
+func quantiseBytes16(dst *uint8, x *float32, n int, inv float32)
 
 // max8, expShift8 and scale8 are in softmax_amd64.s.
 //
