@@ -3,6 +3,7 @@ package bert
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/hectormem/hector/pkg/embed/internal/mat"
 )
@@ -27,6 +28,7 @@ const (
 // text's pieces, scaled to length 1, as sentence-transformers pools it.
 type network struct {
 	Shape
+	buffers   sync.Pool // of *buffers
 	headWidth int
 	words     tensor     // [vocab, width], kept as the file holds it: a row is read per piece
 	positions mat.Matrix // [positions, width]
@@ -111,6 +113,7 @@ func newNetwork(t map[string]tensor, shape Shape) (*network, error) {
 	n := &network{Shape: shape, headWidth: headWidth,
 		positions: take("embeddings.position_embeddings.weight", maxPositions, width),
 		embNorm:   nrm("embeddings.LayerNorm"), layers: make([]layer, shape.Layers)}
+	n.buffers.New = func() any { return new(buffers) }
 	n.tokenType = take("embeddings.token_type_embeddings.weight", 2, width).Row(0)
 	n.words = tensorOf("embeddings.word_embeddings.weight", vocabSize, width)
 	for i := range n.layers {
@@ -143,7 +146,9 @@ func (n *network) encode(texts [][]int) [][]float32 {
 		rows += len(ids)
 	}
 	width := n.Width
-	x := mat.New(rows, width)
+	b := n.buffers.Get().(*buffers)
+	defer n.buffers.Put(b)
+	x := reuse(&b.x, rows, width)
 	word := make([]float32, width)
 	for i, ids := range texts {
 		for t, id := range ids {
@@ -156,7 +161,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	}
 	n.embNorm.apply(x)
 	for i := range n.layers {
-		x = n.layers[i].apply(x, spans, n)
+		n.layers[i].apply(x, spans, n, b)
 	}
 	vectors := make([][]float32, len(texts))
 	for i, sp := range spans {
@@ -181,13 +186,16 @@ func (n *network) encode(texts [][]int) [][]float32 {
 }
 
 // apply runs one layer of n over the texts' rows.
-func (l *layer) apply(x mat.Matrix, spans []span, n *network) mat.Matrix {
+// apply runs the layer on x, in place.
+func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 	headWidth, width := n.headWidth, n.Width
-	qkv := l.qkv.Of(x)
-	ctx := mat.New(x.Rows, width)
+	qkv := reuse(&b.qkv, x.Rows, 3*width)
+	l.qkv.Into(x, qkv)
+	ctx := reuse(&b.ctx, x.Rows, width)
 	for _, sp := range spans {
 		rows := sp.to - sp.from
-		qh, kh, vh := mat.New(rows, headWidth), mat.New(rows, headWidth), mat.New(rows, headWidth)
+		qh, kh, vh := reuse(&b.qh, rows, headWidth), reuse(&b.kh, rows, headWidth), reuse(&b.vh, rows, headWidth)
+		scores, attended := reuse(&b.scores, rows, rows), reuse(&b.attended, rows, headWidth)
 		for h := range n.Heads {
 			c := h * headWidth
 			for t := range rows {
@@ -197,23 +205,41 @@ func (l *layer) apply(x mat.Matrix, spans []span, n *network) mat.Matrix {
 				copy(kh.Row(t), row[width+c:width+c+headWidth])
 				copy(vh.Row(t), row[2*width+c:2*width+c+headWidth])
 			}
-			scores := mat.ProductT(qh, kh)
+			b.pair.ProductT(qh, kh, scores)
 			for t := range rows {
 				mat.Softmax(scores.Row(t))
 			}
-			attended := mat.Product(scores, vh)
+			b.pair.Product(scores, vh, attended)
 			for t := range rows {
 				copy(ctx.Row(sp.from + t)[c:c+headWidth], attended.Row(t))
 			}
 		}
 	}
-	h := l.out.Of(ctx)
+	h := reuse(&b.h, x.Rows, width)
+	l.out.Into(ctx, h)
 	h.Add(x)
 	l.attNorm.apply(h)
-	hidden := l.ffnIn.Of(h)
+	hidden := reuse(&b.hidden, x.Rows, n.Intermediate)
+	l.ffnIn.Into(h, hidden)
 	mat.GELU(hidden.Data)
-	y := l.ffnOut.Of(hidden)
-	y.Add(h)
-	l.ffnNorm.apply(y)
-	return y
+	l.ffnOut.Into(hidden, x) // x is read no more
+	x.Add(h)
+	l.ffnNorm.apply(x)
+}
+
+// buffers are one encoding's matrices, kept for the next (see mat.Into
+// and mat.Pair).
+type buffers struct {
+	x, qkv, ctx, h, hidden       []float32
+	qh, kh, vh, scores, attended []float32 // one head's
+	pair                         mat.Pair
+}
+
+// reuse returns a rows × cols matrix over *buf, enlarging it when it holds
+// fewer values, its values whatever they were.
+func reuse(buf *[]float32, rows, cols int) mat.Matrix {
+	if n := rows * cols; cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	return mat.Matrix{Rows: rows, Cols: cols, Data: (*buf)[:rows*cols]}
 }

@@ -3,6 +3,7 @@ package mat
 import (
 	"math"
 	"os"
+	"sync"
 )
 
 // Int8 reports whether dense layers made by NewInt8 keep int8 weights and
@@ -107,16 +108,20 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 // int8Of is x·Wᵀ + b on the int8 kernel.
 func (l *Linear) int8Of(x, out Matrix) {
 	q := l.q
-	// A row's activations are padded with zeros to whole steps, the last
-	// tile with zero rows.
+	// A row's activations are padded to whole steps, the last tile with
+	// rows, that the kernel multiplies and nothing reads: the weights past
+	// In are zeros, and the padding rows' results are left out. So the
+	// buffers, kept from one product to the next, are never cleared.
 	stride := q.steps * q.step
 	rows := (x.Rows + int8Rows - 1) / int8Rows * int8Rows
-	scales := make([]float32, rows)
+	s := scratches.Get().(*scratch)
+	defer scratches.Put(s)
+	scales := grow(&s.scales, rows)
 	// tile multiplies rows i to i+8 (or i+4, with four) by panel b, whose
 	// first column is col, into c.
 	var tile func(four bool, i int, b *int8, col int, c *float32, ldc int)
 	if q.step == 4 {
-		a := make([]uint8, rows*stride)
+		a := grow(&s.bytes, rows*stride)
 		for i := range x.Rows {
 			scales[i] = quantiseBytes(a[i*stride:][:l.In], x.Row(i), q.levels)
 		}
@@ -128,7 +133,7 @@ func (l *Linear) int8Of(x, out Matrix) {
 			kernel(&a[i*stride], stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
 		}
 	} else {
-		a := make([]int16, rows*stride)
+		a := grow(&s.words, rows*stride)
 		for i := range x.Rows {
 			scales[i] = quantise(a[i*stride:][:l.In], x.Row(i), q.levels)
 		}
@@ -162,6 +167,24 @@ func (l *Linear) int8Of(x, out Matrix) {
 			}
 		}
 	})
+}
+
+// scratch is an int8 product's quantised activations and their scales,
+// kept for the next product (see Into).
+type scratch struct {
+	words  []int16
+	bytes  []uint8
+	scales []float32
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// grow returns (*buf)[:n], enlarging *buf when it holds fewer.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
 }
 
 // quantise writes x's values as integers, v ≈ q · scale with |q| ≤ levels,

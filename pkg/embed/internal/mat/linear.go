@@ -42,10 +42,25 @@ type Linear struct {
 // weights) and its bias for this machine's product. It keeps w only when
 // the product is the portable one.
 func NewLinear(w Matrix, bias []float32) *Linear {
-	l := &Linear{Out: w.Rows, In: w.Cols}
+	l := new(Linear)
+	l.load(w, bias)
+	return l
+}
+
+// NewLinearT is NewLinear for weights kept [in, out] (y = x·W + b), as
+// TensorFlow keeps them.
+func NewLinearT(w Matrix, bias []float32) *Linear {
+	l := new(Linear)
+	l.loadT(w, bias)
+	return l
+}
+
+// load is NewLinear into l, over the memory l holds.
+func (l *Linear) load(w Matrix, bias []float32) {
+	l.Out, l.In, l.inOut = w.Rows, w.Cols, false
 	if !Kernel || l.In == 0 {
 		l.w, l.bias = w, bias
-		return l
+		return
 	}
 	l.pad(bias)
 	for o := range l.Out {
@@ -55,20 +70,17 @@ func NewLinear(w Matrix, bias []float32) *Linear {
 			panel[k*panelWidth+j] = v
 		}
 	}
-	return l
 }
 
-// NewLinearT is NewLinear for weights kept [in, out] (y = x·W + b), as
-// TensorFlow keeps them.
-func NewLinearT(w Matrix, bias []float32) *Linear {
-	l := &Linear{Out: w.Cols, In: w.Rows}
+// loadT is NewLinearT into l, over the memory l holds.
+func (l *Linear) loadT(w Matrix, bias []float32) {
+	l.Out, l.In, l.inOut = w.Cols, w.Rows, true
 	if !Kernel || l.In == 0 {
-		l.w, l.bias, l.inOut = w, bias, true
-		return l
+		l.w, l.bias = w, bias
+		return
 	}
 	l.pad(bias)
 	l.packColumns(w)
-	return l
 }
 
 // packColumns packs w, kept [In, Out]: a panel is 16 of its columns, row
@@ -85,16 +97,43 @@ func (l *Linear) packColumns(w Matrix) {
 // pad makes the kernel's bias and panels, zero past Out.
 func (l *Linear) pad(bias []float32) {
 	n := (l.Out + panelWidth - 1) / panelWidth
-	l.bias = make([]float32, n*panelWidth)
+	l.bias = grow(&l.bias, n*panelWidth)
+	clear(l.bias)
 	copy(l.bias, bias)
-	l.panels = make([]float32, n*l.In*panelWidth)
+	l.panels = grow(&l.panels, n*l.In*panelWidth)
+	clear(l.panels)
 }
 
-// ProductT is a·bᵀ (a is [n, d], b [m, d]): attention's scores.
-func ProductT(a, b Matrix) Matrix { return NewLinear(b, make([]float32, b.Rows)).Of(a) }
+// Pair multiplies matrices two at a time, as attention does, laying the
+// second out in the memory of the one before: a text's attention
+// allocated 19 MB in 128 pieces when each product laid out its own, and
+// two goroutines allocating that fast embed no faster than one.
+type Pair struct {
+	l     Linear
+	zeros []float32
+}
 
-// Product is a·b (a is [n, m], b [m, d]): attention's weighted values.
-func Product(a, b Matrix) Matrix { return NewLinearT(b, make([]float32, b.Cols)).Of(a) }
+// ProductT writes a·bᵀ (a is [n, d], b [m, d]: attention's scores) over
+// out.
+func (p *Pair) ProductT(a, b, out Matrix) {
+	p.l.load(b, p.zero(b.Rows))
+	p.l.Into(a, out)
+}
+
+// Product writes a·b (a is [n, m], b [m, d]: attention's weighted values)
+// over out.
+func (p *Pair) Product(a, b, out Matrix) {
+	p.l.loadT(b, p.zero(b.Cols))
+	p.l.Into(a, out)
+}
+
+// zero is a bias of n zeros.
+func (p *Pair) zero(n int) []float32 {
+	if len(p.zeros) < n {
+		p.zeros = make([]float32, n)
+	}
+	return p.zeros[:n]
+}
 
 // parallelWork is the number of multiply-adds from which a product wakes
 // a helper on another core to share it (see split): below it, waking one
@@ -103,30 +142,41 @@ const parallelWork = 1 << 22
 
 // Of is x·Wᵀ + b.
 func (l *Linear) Of(x Matrix) Matrix {
-	if x.Cols != l.In {
+	out := New(x.Rows, l.Out)
+	l.Into(x, out)
+	return out
+}
+
+// Into writes x·Wᵀ + b over out (x.Rows × l.Out), whatever it held: a
+// caller that keeps its matrices from one product to the next allocates
+// nothing, which keeps the collector, and the memory it would zero, off
+// the cores the products are shared between (two cores multiplied a
+// 256-row product 1.2 times as fast as one when each product allocated
+// its result, 1.8 times when it did not).
+func (l *Linear) Into(x, out Matrix) {
+	if x.Cols != l.In || out.Rows != x.Rows || out.Cols != l.Out {
 		panic("mat: a product of mismatched shapes")
 	}
-	out := New(x.Rows, l.Out)
 	if x.Rows == 0 {
-		return out
+		return
 	}
 	if l.q != nil {
 		l.int8Of(x, out)
-		return out
+		return
 	}
 	if l.panels == nil {
 		for i := range out.Rows {
 			copy(out.Row(i), l.bias)
 		}
 		if l.In == 0 || l.Out == 0 {
-			return out
+			return
 		}
 		t := blas.Trans
 		if l.inOut {
 			t = blas.NoTrans
 		}
 		blas32.Gemm(blas.NoTrans, t, 1, x.General(), l.w.General(), 1, out.General())
-		return out
+		return
 	}
 	// The last rows, when fewer than a tile, are copied into a tile of
 	// their own padded with zeros, once for every panel.
@@ -137,7 +187,6 @@ func (l *Linear) Of(x Matrix) Matrix {
 		copy(tail, x.Data[full*l.In:])
 	}
 	split(len(l.bias)/panelWidth, x.Rows*l.Out*l.In, func(from, to int) { l.panelsOf(x, tail, out, from, to) })
-	return out
 }
 
 // panelsOf writes out's columns of panels from to to.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -151,12 +152,17 @@ func BenchmarkLinear(b *testing.B) {
 func TestProductsMatchTheReference(t *testing.T) {
 	withKernel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
-		for _, n := range []int{1, 2, 5, 6, 7, 16, 17, 33, 128} {
+		var pair Pair // one for all: each product lays out over the last one's memory
+		sizes := []int{1, 2, 5, 6, 7, 16, 17, 33, 128, 33, 17, 7, 1}
+		for _, n := range sizes {
 			for _, d := range []int{1, 15, 16, 32, 64} {
 				a, b := random(r, n, d), random(r, n, d)
-				checkClose(t, "a·bᵀ", ProductT(a, b), reference(a, b, make([]float32, n)))
+				scores, attended := New(n, n), New(n, d)
+				pair.ProductT(a, b, scores)
+				checkClose(t, "a·bᵀ", scores, reference(a, b, make([]float32, n)))
 				p := random(r, n, n)
-				checkClose(t, "a·b", Product(p, b), reference(p, transpose(b), make([]float32, d)))
+				pair.Product(p, b, attended)
+				checkClose(t, "a·b", attended, reference(p, transpose(b), make([]float32, d)))
 			}
 		}
 	})
@@ -181,5 +187,36 @@ func checkClose(t *testing.T, what string, got, want Matrix) {
 		if math.Abs(float64(v-want.Data[i])) > 1e-4*(1+math.Abs(float64(want.Data[i]))) {
 			t.Fatalf("%s (%d×%d): value %d is %g, want %g", what, got.Rows, got.Cols, i, v, want.Data[i])
 		}
+	}
+}
+
+// Into overwrites whatever out held, and the buffers a product keeps for
+// the next, left as a larger product wrote them, change nothing: on every
+// path this machine has.
+func TestIntoOverwritesWhatOutHeld(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	x, w, bias := random(r, 5, 33), random(r, 37, 33), random(r, 1, 37).Data
+	clear(x.Row(2)) // a row of zeros, which quantises to nothing
+	big, bigW, bigBias := random(r, 40, 100), random(r, 70, 100), random(r, 1, 70).Data
+	check := func(t *testing.T, newLinear func(w Matrix, bias []float32) *Linear) {
+		l, other := newLinear(w, bias), newLinear(bigW, bigBias)
+		want := l.Of(x)
+		other.Of(big)
+		out := New(x.Rows, l.Out)
+		for i := range out.Data {
+			out.Data[i] = float32(math.NaN())
+		}
+		l.Into(x, out)
+		if !slices.Equal(out.Data, want.Data) {
+			t.Fatalf("Into over a used matrix gave %v, want %v", out.Data, want.Data)
+		}
+	}
+	t.Run("float32", func(t *testing.T) { check(t, NewLinear) })
+	for _, bits := range []Activations{Activations16, Activations8} {
+		t.Run(fmt.Sprintf("int8, %d-bit activations", bits), func(t *testing.T) {
+			withInt8(t, func() {
+				check(t, func(w Matrix, bias []float32) *Linear { return NewInt8(w, bias, bits) })
+			})
+		})
 	}
 }
