@@ -192,14 +192,7 @@ func grow[T any](buf *[]T, n int) []T {
 // blocks of 16 values go through the vector instructions, the rest the
 // same arithmetic in Go.
 func quantise(dst []int16, x []float32, levels float32) float32 {
-	block := len(x) / 16 * 16
-	var top float32
-	if block > 0 {
-		top = maxAbs16(&x[0], block)
-	}
-	for _, v := range x[block:] {
-		top = max(top, abs(v))
-	}
+	top, block := largest(x)
 	if top == 0 {
 		return 0
 	}
@@ -216,14 +209,7 @@ func quantise(dst []int16, x []float32, levels float32) float32 {
 // quantiseBytes is quantise into bytes, each q + 128 (levels ≤ 127): the
 // unsigned operand VPDPBUSD takes.
 func quantiseBytes(dst []uint8, x []float32, levels float32) float32 {
-	block := len(x) / 16 * 16
-	var top float32
-	if block > 0 {
-		top = maxAbs16(&x[0], block)
-	}
-	for _, v := range x[block:] {
-		top = max(top, abs(v))
-	}
+	top, block := largest(x)
 	if top == 0 {
 		return 0
 	}
@@ -235,6 +221,19 @@ func quantiseBytes(dst []uint8, x []float32, levels float32) float32 {
 		dst[block+k] = uint8(int(math.RoundToEven(float64(v*inv))) + 128)
 	}
 	return top / levels
+}
+
+// largest is x's largest magnitude; block, how many of its values are in
+// whole blocks of 16, which go through the vector instructions.
+func largest(x []float32) (top float32, block int) {
+	block = len(x) / 16 * 16
+	if block > 0 {
+		top = maxAbs16(&x[0], block)
+	}
+	for _, v := range x[block:] {
+		top = max(top, abs(v))
+	}
+	return top, block
 }
 
 func abs(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
