@@ -185,8 +185,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	return vectors
 }
 
-// apply runs one layer of n over the texts' rows.
-// apply runs the layer on x, in place.
+// apply runs one layer of n over the texts' rows, x, in place.
 func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 	headWidth, width := n.headWidth, n.Width
 	qkv := reuse(&b.qkv, x.Rows, 3*width)

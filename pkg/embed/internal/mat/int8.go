@@ -27,8 +27,8 @@ type Activations int
 
 const (
 	// Activations16: within about 0.5% of float32's products whatever the
-	// model (BERT's activations have channels tens of times larger than
-	// the rest, which 8 bits would leave a few steps).
+	// model (a BERT's activations can have channels tens of times larger
+	// than the rest, which 8 bits would leave a few steps).
 	Activations16 Activations = 16
 	// Activations8: twice the multiply-adds an instruction (VPDPBUSD), for
 	// a model whose vectors stay close to its original's so: e5-small-v2's
