@@ -16,9 +16,14 @@ func kernelUsable() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
 func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
 
 // The int8 kernel needs AVX-512's 32 registers and VNNI's byte dot
-// products (Intel since 2019's Cascade Lake, AMD since Zen 4). HasAVX512
-// also says the operating system saves the 512-bit registers.
-func int8Usable() bool { return cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI }
+// products (Intel since 2019's Cascade Lake, AMD since Zen 4), and widens,
+// narrows and masks with the BW, DQ and VL extensions every such processor
+// has. HasAVX512 also says the operating system saves the 512-bit
+// registers.
+func int8Usable() bool {
+	x := cpu.X86
+	return x.HasAVX512 && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512VNNI
+}
 
 // int8Tile8x32, int8Tile4x32 and their 8-bit activations' int8Tile8x32u and int8Tile4x32u are in int8_amd64.s.
 //
