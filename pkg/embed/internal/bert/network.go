@@ -148,7 +148,7 @@ func (n *network) encode(texts [][]int) [][]float32 {
 	width := n.Width
 	b := n.buffers.Get().(*buffers)
 	defer n.buffers.Put(b)
-	x := reuse(&b.x, rows, width)
+	x := mat.Reuse(&b.x, rows, width)
 	word := make([]float32, width)
 	for i, ids := range texts {
 		for t, id := range ids {
@@ -188,13 +188,13 @@ func (n *network) encode(texts [][]int) [][]float32 {
 // apply runs one layer of n over the texts' rows, x, in place.
 func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 	headWidth, width := n.headWidth, n.Width
-	qkv := reuse(&b.qkv, x.Rows, 3*width)
+	qkv := mat.Reuse(&b.qkv, x.Rows, 3*width)
 	l.qkv.Into(x, qkv)
-	ctx := reuse(&b.ctx, x.Rows, width)
+	ctx := mat.Reuse(&b.ctx, x.Rows, width)
 	for _, sp := range spans {
 		rows := sp.to - sp.from
-		qh, kh, vh := reuse(&b.qh, rows, headWidth), reuse(&b.kh, rows, headWidth), reuse(&b.vh, rows, headWidth)
-		scores, attended := reuse(&b.scores, rows, rows), reuse(&b.attended, rows, headWidth)
+		qh, kh, vh := mat.Reuse(&b.qh, rows, headWidth), mat.Reuse(&b.kh, rows, headWidth), mat.Reuse(&b.vh, rows, headWidth)
+		scores, attended := mat.Reuse(&b.scores, rows, rows), mat.Reuse(&b.attended, rows, headWidth)
 		for h := range n.Heads {
 			c := h * headWidth
 			for t := range rows {
@@ -214,11 +214,11 @@ func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 			}
 		}
 	}
-	h := reuse(&b.h, x.Rows, width)
+	h := mat.Reuse(&b.h, x.Rows, width)
 	l.out.Into(ctx, h)
 	h.Add(x)
 	l.attNorm.apply(h)
-	hidden := reuse(&b.hidden, x.Rows, n.Intermediate)
+	hidden := mat.Reuse(&b.hidden, x.Rows, n.Intermediate)
 	l.ffnIn.Into(h, hidden)
 	mat.GELU(hidden.Data)
 	l.ffnOut.Into(hidden, x) // x is read no more
@@ -232,13 +232,4 @@ type buffers struct {
 	x, qkv, ctx, h, hidden       []float32
 	qh, kh, vh, scores, attended []float32 // one head's
 	pair                         mat.Pair
-}
-
-// reuse returns a rows × cols matrix over *buf, enlarging it when it holds
-// fewer values, its values whatever they were.
-func reuse(buf *[]float32, rows, cols int) mat.Matrix {
-	if n := rows * cols; cap(*buf) < n {
-		*buf = make([]float32, n)
-	}
-	return mat.Matrix{Rows: rows, Cols: cols, Data: (*buf)[:rows*cols]}
 }

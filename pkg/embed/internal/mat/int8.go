@@ -179,14 +179,6 @@ type scratch struct {
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
-// grow returns (*buf)[:n], enlarging *buf when it holds fewer.
-func grow[T any](buf *[]T, n int) []T {
-	if cap(*buf) < n {
-		*buf = make([]T, n)
-	}
-	return (*buf)[:n]
-}
-
 // quantise writes x's values as integers, v ≈ q · scale with |q| ≤ levels,
 // and returns the scale: the row's largest magnitude over levels. Whole
 // blocks of 16 values go through the vector instructions, the rest the

@@ -2,6 +2,27 @@
 
 #include "textflag.h"
 
+// A tile's arguments that every tile takes at the same offsets: the
+// activations (SI), their stride (DX), the rows' scales (BX), the panel
+// (DI), the steps (CX), the columns' scales (R12) and the bias (R13).
+#define TILE_ARGS \
+	MOVQ a+0(FP), SI; MOVQ lda+8(FP), DX; MOVQ rowScale+16(FP), BX; MOVQ b+24(FP), DI; \
+	MOVQ steps+32(FP), CX; MOVQ colScale+40(FP), R12; MOVQ bias+48(FP), R13
+
+// The output's stride in bytes (R11), and the fourth row's activations
+// (R8), and with eight rows the seventh's (R9): rows are reached from SI,
+// R8 and R9 with DX × 1 or 2.
+#define ROWS4 SHLQ $2, R11; LEAQ (SI)(DX*2), R8; ADDQ DX, R8
+#define ROWS8 ROWS4; LEAQ (R8)(DX*2), R9; ADDQ DX, R9
+
+// The accumulators of four rows (Z0-Z7), or of eight (Z0-Z15), set to 0.
+#define ZERO4 \
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5; VPXORD Z6, Z6, Z6; VPXORD Z7, Z7, Z7
+#define ZERO8 \
+	ZERO4; VPXORD Z8, Z8, Z8; VPXORD Z9, Z9, Z9; VPXORD Z10, Z10, Z10; VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; VPXORD Z13, Z13, Z13; VPXORD Z14, Z14, Z14; VPXORD Z15, Z15, Z15
+
 // A step of one row of a tile: the row's next inputs (four bytes at addr)
 // broadcast to z, times the panel's two halves (Z16, Z17), added into the
 // row's two accumulators.
@@ -32,37 +53,12 @@
 // panel) stay in registers for the whole sum, which the end turns back
 // into floats. lda is in bytes.
 TEXT ·int8Tile8x32(SB), NOSPLIT, $0-72
-	MOVQ a+0(FP), SI
-	MOVQ lda+8(FP), DX
-	MOVQ rowScale+16(FP), BX
-	MOVQ b+24(FP), DI
-	MOVQ steps+32(FP), CX
-	MOVQ colScale+40(FP), R12
-	MOVQ bias+48(FP), R13
+	TILE_ARGS
 	MOVQ c+56(FP), R10
 	MOVQ ldc+64(FP), R11
-	SHLQ $2, R11
-	LEAQ (SI)(DX*2), R8
-	ADDQ DX, R8
-	LEAQ (R8)(DX*2), R9
-	ADDQ DX, R9
+	ROWS8
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO8
 
 loop8:
 	VPMOVSXBW (DI), Z16
@@ -103,27 +99,12 @@ loop8:
 // are left (a question is a tile and a few rows), which the eight-row tile
 // would multiply padded with zeros.
 TEXT ·int8Tile4x32(SB), NOSPLIT, $0-72
-	MOVQ a+0(FP), SI
-	MOVQ lda+8(FP), DX
-	MOVQ rowScale+16(FP), BX
-	MOVQ b+24(FP), DI
-	MOVQ steps+32(FP), CX
-	MOVQ colScale+40(FP), R12
-	MOVQ bias+48(FP), R13
+	TILE_ARGS
 	MOVQ c+56(FP), R10
 	MOVQ ldc+64(FP), R11
-	SHLQ $2, R11
-	LEAQ (SI)(DX*2), R8
-	ADDQ DX, R8
+	ROWS4
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO4
 
 loop4:
 	VPMOVSXBW (DI), Z16
@@ -157,38 +138,13 @@ loop4:
 // them into each 32-bit lane: twice VPDPWSSD's products an instruction.
 // The 128s add offset[j] to column j's sums, which the end takes away.
 TEXT ·int8Tile8x32u(SB), NOSPLIT, $0-80
-	MOVQ a+0(FP), SI
-	MOVQ lda+8(FP), DX
-	MOVQ rowScale+16(FP), BX
-	MOVQ b+24(FP), DI
-	MOVQ steps+32(FP), CX
-	MOVQ colScale+40(FP), R12
-	MOVQ bias+48(FP), R13
+	TILE_ARGS
 	MOVQ offset+56(FP), R14
 	MOVQ c+64(FP), R10
 	MOVQ ldc+72(FP), R11
-	SHLQ $2, R11
-	LEAQ (SI)(DX*2), R8
-	ADDQ DX, R8
-	LEAQ (R8)(DX*2), R9
-	ADDQ DX, R9
+	ROWS8
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO8
 
 loop8u:
 	VMOVDQU32 (DI), Z16
@@ -229,28 +185,13 @@ loop8u:
 //
 // int8Tile8x32u for four rows (see int8Tile4x32).
 TEXT ·int8Tile4x32u(SB), NOSPLIT, $0-80
-	MOVQ a+0(FP), SI
-	MOVQ lda+8(FP), DX
-	MOVQ rowScale+16(FP), BX
-	MOVQ b+24(FP), DI
-	MOVQ steps+32(FP), CX
-	MOVQ colScale+40(FP), R12
-	MOVQ bias+48(FP), R13
+	TILE_ARGS
 	MOVQ offset+56(FP), R14
 	MOVQ c+64(FP), R10
 	MOVQ ldc+72(FP), R11
-	SHLQ $2, R11
-	LEAQ (SI)(DX*2), R8
-	ADDQ DX, R8
+	ROWS4
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO4
 
 loop4u:
 	VMOVDQU32 (DI), Z16

@@ -127,13 +127,8 @@ func (p *Pair) Product(a, b, out Matrix) {
 	p.l.Into(a, out)
 }
 
-// zero is a bias of n zeros.
-func (p *Pair) zero(n int) []float32 {
-	if len(p.zeros) < n {
-		p.zeros = make([]float32, n)
-	}
-	return p.zeros[:n]
-}
+// zero is a bias of n zeros (nothing writes p.zeros).
+func (p *Pair) zero(n int) []float32 { return grow(&p.zeros, n) }
 
 // parallelWork is the number of multiply-adds from which a product wakes
 // a helper on another core to share it (see split): below it, waking one

@@ -40,6 +40,20 @@ func (m Matrix) Columns(first, n int) blas32.General {
 	return blas32.General{Rows: m.Rows, Cols: n, Stride: m.Cols, Data: m.Data[first : (m.Rows-1)*m.Cols+first+n]}
 }
 
+// Reuse returns a rows × cols matrix over *buf, enlarging *buf when it
+// holds fewer values; the matrix holds whatever *buf did (see Into).
+func Reuse(buf *[]float32, rows, cols int) Matrix {
+	return Matrix{Rows: rows, Cols: cols, Data: grow(buf, rows*cols)}
+}
+
+// grow returns (*buf)[:n], enlarging *buf when it holds fewer.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
+}
+
 // Add adds other to m, value by value.
 func (m Matrix) Add(other Matrix) {
 	for i, v := range other.Data {
