@@ -121,6 +121,9 @@ func runEval(ctx context.Context, cmd *cobra.Command, d *eval.Dataset, o eval.Op
 	}
 	// Errors only: the warnings of a fresh data directory (a new facts key) are no news.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	if err := serveProfiles(logger); err != nil {
+		return nil, err
+	}
 	svcs, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return nil, err

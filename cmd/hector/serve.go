@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -130,12 +131,9 @@ func serve(cfg *config.Config) error {
 		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
-	if addr := os.Getenv("HECTOR_PPROF_ADDR"); addr != "" {
-		if !server.IsLoopback(addr) {
-			listener.Close()
-			return fmt.Errorf("HECTOR_PPROF_ADDR=%s: profiles are served on loopback only (such as 127.0.0.1:6060)", addr)
-		}
-		go func() { logger.Warn("pprof stopped", "error", http.ListenAndServe(addr, profiles())) }()
+	if err := serveProfiles(logger); err != nil {
+		listener.Close()
+		return err
 	}
 	printLocations(os.Stdout, cfg)
 	fmt.Printf("Hector is serving at %s\n", url)
@@ -163,12 +161,20 @@ func errOpenServer(addr string) error {
 	return fmt.Errorf("refusing to serve on %s without auth: add server.auth.api_keys or server.auth.jwt to the configuration, or listen on 127.0.0.1", addr)
 }
 
-// profiles serves Go's runtime profiles (HECTOR_PPROF_ADDR): for finding
-// where time and memory go under load. They hold stacks and counts, never
-// what a user stored.
-func profiles() http.Handler {
+// serveProfiles serves Go's runtime profiles at HECTOR_PPROF_ADDR, if
+// set: for finding where time and memory go under load. They hold stacks
+// and counts, never what a user stored.
+func serveProfiles(logger *slog.Logger) error {
+	addr := os.Getenv("HECTOR_PPROF_ADDR")
+	if addr == "" {
+		return nil
+	}
+	if !server.IsLoopback(addr) {
+		return fmt.Errorf("HECTOR_PPROF_ADDR=%s: profiles are served on loopback only (such as 127.0.0.1:6060)", addr)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	return mux
+	go func() { logger.Warn("pprof stopped", "error", http.ListenAndServe(addr, mux)) }()
+	return nil
 }

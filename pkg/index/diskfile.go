@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -19,7 +20,9 @@ import (
 type diskDB struct {
 	read, write   *sql.DB
 	reads, writes statements
-	writeMu       sync.Mutex // a write transaction at a time, queued in Go rather than on SQLite's busy wait
+	writeMu       sync.Mutex  // a write transaction at a time, queued in Go rather than on SQLite's busy wait
+	ckptMu        sync.Mutex  // a checkpoint at a time: SQLite refuses a second rather than waiting
+	committed     atomic.Bool // since the last checkpoint
 
 	// New documents, in memory until flushed (see diskmem.go).
 	memMu        sync.Mutex
@@ -33,6 +36,8 @@ type diskDB struct {
 	gate         sync.RWMutex     // staging reads; settle writes
 	kick, stop   chan struct{}
 	flusherDone  chan struct{}
+
+	beforeCheckpoint func() // a test's, to hold a checkpoint open
 }
 
 type statements struct {
@@ -175,9 +180,10 @@ const (
 func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	registerDiskDriver.Do(func() {
 		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			// Checkpoint the journal into the file every 64 MiB rather than
-			// every 4: a page written by many transactions is copied once.
-			_, err := c.Exec(`PRAGMA wal_autocheckpoint = 16384`, nil)
+			// No checkpoint inside a commit: a flush commits while searches
+			// wait (viewMu), and a checkpoint copies and syncs megabytes.
+			// The flusher checkpoints outside every lock (checkpointQuietly).
+			_, err := c.Exec(`PRAGMA wal_autocheckpoint = 0`, nil)
 			return err
 		}})
 	})
@@ -255,7 +261,11 @@ func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
 		return err
 	}
 	defer d.vectors.changed()
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	d.committed.Store(true)
+	return nil
 }
 
 // errOtherLayout: the file was written by a Hector whose tables differ.
@@ -349,10 +359,34 @@ func setMeta(ctx context.Context, tx diskTx, values map[string]any) error {
 	return nil
 }
 
+// checkpoint copies the whole journal into the file and empties it,
+// waiting for writers and readers to let it.
 func (d *diskDB) checkpoint(ctx context.Context) error {
+	d.ckptMu.Lock()
+	defer d.ckptMu.Unlock()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
+	d.committed.Store(false)
 	_, err := d.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}
+
+// checkpointQuietly copies what it can of the journal into the file
+// without waiting for anyone, on a reader's connection: writes and
+// searches go on meanwhile. What readers still use stays for the next.
+func (d *diskDB) checkpointQuietly(ctx context.Context) error {
+	d.ckptMu.Lock()
+	defer d.ckptMu.Unlock()
+	if !d.committed.Swap(false) {
+		return nil
+	}
+	if d.beforeCheckpoint != nil {
+		d.beforeCheckpoint()
+	}
+	_, err := d.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	if err != nil {
+		d.committed.Store(true)
+	}
 	return err
 }
 

@@ -27,6 +27,10 @@ const (
 	flushEvery   = time.Second
 )
 
+// checkpointEvery: the journal is copied into the file this often while
+// writes come; a page written by several flushes meanwhile is copied once.
+const checkpointEvery = 5 * time.Second
+
 // memtable is documents written since a flush, by owner. Its documents
 // are numbered below zero (memDocNumber), so that a search scores them
 // beside the file's with the same code.
@@ -241,6 +245,7 @@ func (d *diskDB) flush(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	d.committed.Store(true)
 	d.memMu.Lock()
 	d.flushing = nil
 	d.memMu.Unlock()
@@ -256,11 +261,13 @@ func cursorMeta(cursors map[string]int64) map[string]any {
 	return values
 }
 
-// flusher flushes every flushEvery, and when kicked, until stop is closed.
+// flusher flushes every flushEvery, and when kicked, until stop is
+// closed; and checkpoints the file's journal every checkpointEvery.
 func (d *diskDB) flusher(logger func() *slog.Logger) {
 	defer close(d.flusherDone)
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
+	checkpointed := time.Now()
 	for {
 		select {
 		case <-d.stop:
@@ -271,6 +278,13 @@ func (d *diskDB) flusher(logger func() *slog.Logger) {
 		if err := d.flush(context.Background()); err != nil {
 			logger().Warn("index: writing recent documents to the index file failed; retrying (they are searched meanwhile, and a restart takes them from the change feed)",
 				"error", err)
+		}
+		if time.Since(checkpointed) < checkpointEvery {
+			continue
+		}
+		checkpointed = time.Now()
+		if err := d.checkpointQuietly(context.Background()); err != nil {
+			logger().Warn("index: copying the index file's journal into it failed; retrying", "error", err)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"database/sql"
 	"fmt"
+	"os"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -249,4 +251,99 @@ func openKeywordFile(t *testing.T) *diskStore {
 	}
 	t.Cleanup(func() { store.Close() })
 	return store
+}
+
+// A checkpoint (copying the journal into the file) holds nothing that
+// writes, flushes or searches wait for: while one is held open, a
+// document is written, flushed to the file and found. Inside a flush's
+// commit, as SQLite's automatic checkpoint runs, it held every search
+// for as long as it took (up to a second, on LongMemEval's load).
+func TestACheckpointHoldsNoSearchNorWrite(t *testing.T) {
+	ctx := t.Context()
+	store := openKeywordFile(t)
+	o := Owner{"app", "u"}
+	write := func(id string) {
+		t.Helper()
+		doc := StoredDoc{Document: Document{SessionID: "s", EventID: id, Text: "marker"}, Terms: []string{"marker"}}
+		if err := store.Write(ctx, o, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.db.flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("before")
+	entered, release := make(chan struct{}), make(chan struct{})
+	store.db.beforeCheckpoint = func() {
+		close(entered)
+		<-release
+	}
+	checkpointed := make(chan error)
+	go func() { checkpointed <- store.db.checkpointQuietly(ctx) }()
+	<-entered
+	write("during")
+	rs, err := store.Search(ctx, o, StoreQuery{Terms: []string{"marker"}, Limit: 10})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("during a checkpoint: %d found (%v); want 2", len(rs), err)
+	}
+	close(release)
+	if err := <-checkpointed; err != nil {
+		t.Fatal(err)
+	}
+	var autocheckpoint int
+	if err := store.db.row(ctx, `PRAGMA wal_autocheckpoint`).Scan(&autocheckpoint); err != nil || autocheckpoint != 0 {
+		t.Errorf("wal_autocheckpoint is %d (%v); want 0: a commit must not checkpoint", autocheckpoint, err)
+	}
+}
+
+// A quiet checkpoint copies the journal into the file: the file alone,
+// without its journal, then holds every document flushed.
+func TestAQuietCheckpointCopiesTheJournal(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	store := newDiskStore(filepath.Join(dir, "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for i := range 100 {
+		doc := StoredDoc{Document: Document{SessionID: "s", EventID: fmt.Sprint(i), Text: "marker"}, Terms: []string{"marker", fmt.Sprint("w", i)}}
+		if err := store.Write(ctx, Owner{"app", fmt.Sprint("u", i%7)}, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.db.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	docsInFileAlone := func() int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "index.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := filepath.Join(t.TempDir(), "alone.db")
+		if err := os.WriteFile(alone, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite3", "file:"+alone+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		n := 0
+		db.QueryRow(`SELECT count(*) FROM docs`).Scan(&n) // before any checkpoint the file may not even hold the table
+		return n
+	}
+	if n := docsInFileAlone(); n != 0 {
+		t.Fatalf("the file alone holds %d documents before a checkpoint; want them in the journal only (a commit checkpointed)", n)
+	}
+	if err := store.db.checkpointQuietly(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := docsInFileAlone(); n != 100 {
+		t.Errorf("the file alone holds %d documents after a checkpoint; want 100", n)
+	}
+	if store.db.committed.Load() {
+		t.Error("still marked as written since the last checkpoint")
+	}
 }
