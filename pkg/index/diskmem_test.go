@@ -3,10 +3,10 @@ package index
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
