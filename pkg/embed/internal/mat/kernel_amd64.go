@@ -61,7 +61,12 @@ func expShift8(x *float32, n int, top float32) float32
 //go:noescape
 func scale8(x *float32, n int, s float32)
 
+// layerNorm8 is in layernorm_amd64.s.
+//
+//go:noescape
+func layerNorm8(dst, src, scale, bias *float32, n int, eps float64)
+
 // gelu8 is in gelu_amd64.s.
 //
 //go:noescape
-func gelu8(x *float32, n int, table *float32)
+func gelu8(x *float32, n int)

@@ -45,4 +45,8 @@ func expShift8(x *float32, n int, top float32) float32 { panic("mat: no kernel o
 
 func scale8(x *float32, n int, s float32) { panic("mat: no kernel on this machine") }
 
-func gelu8(x *float32, n int, table *float32) { panic("mat: no kernel on this machine") }
+func layerNorm8(dst, src, scale, bias *float32, n int, eps float64) {
+	panic("mat: no kernel on this machine")
+}
+
+func gelu8(x *float32, n int) { panic("mat: no kernel on this machine") }

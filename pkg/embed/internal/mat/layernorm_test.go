@@ -24,36 +24,45 @@ func layerNormRef(x, scale, bias []float32, eps float64) []float32 {
 	return y
 }
 
+// LayerNorm is the formula, on every width the kernel takes (multiples of
+// 8) and those it leaves to Go, on a row of zeros (eps keeps it finite),
+// on rows far from 0 (where the mean must be taken before the variance),
+// in place as into another matrix.
 func TestLayerNorm(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, width := range []int{1, 3, 4, 7, 384, 385} {
-		x := New(3, width)
-		for i := range x.Data {
-			x.Data[i] = float32(r.NormFloat64()*3 + 5)
-		}
-		copy(x.Row(2), make([]float32, width)) // a row of zeros: eps keeps it finite
-		x.Row(2)[0] = 1e-3
-		scale, bias := make([]float32, width), make([]float32, width)
-		for j := range scale {
-			scale[j], bias[j] = float32(r.NormFloat64()), float32(r.NormFloat64())
-		}
-		got := New(3, width)
-		LayerNorm(got, x, scale, bias, 1e-12)
-		for i := range x.Rows {
-			want := layerNormRef(x.Row(i), scale, bias, 1e-12)
-			for j, w := range want {
-				if g := got.Row(i)[j]; math.IsNaN(float64(g)) || math.Abs(float64(g-w)) > 1e-5*(1+math.Abs(float64(w))) {
-					t.Fatalf("width %d, row %d, value %d: %v, want %v", width, i, j, g, w)
+	withKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, width := range []int{1, 3, 4, 7, 8, 16, 24, 384, 385, 768} {
+			x := New(4, width)
+			for i := range x.Data {
+				x.Data[i] = float32(r.NormFloat64()*3 + 5)
+			}
+			copy(x.Row(2), make([]float32, width)) // a row of zeros: eps keeps it finite
+			x.Row(2)[0] = 1e-3
+			for j := range x.Row(3) {
+				x.Row(3)[j] = float32(1e4 + r.NormFloat64()) // far from 0, close together
+			}
+			scale, bias := make([]float32, width), make([]float32, width)
+			for j := range scale {
+				scale[j], bias[j] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			got := New(4, width)
+			LayerNorm(got, x, scale, bias, 1e-12)
+			for i := range x.Rows {
+				want := layerNormRef(x.Row(i), scale, bias, 1e-12)
+				for j, w := range want {
+					if g := got.Row(i)[j]; math.IsNaN(float64(g)) || math.Abs(float64(g-w)) > 1e-5*(1+math.Abs(float64(w))) {
+						t.Fatalf("width %d, row %d, value %d: %v, want %v", width, i, j, g, w)
+					}
+				}
+			}
+			LayerNorm(x, x, scale, bias, 1e-12) // in place
+			for i := range x.Data {
+				if x.Data[i] != got.Data[i] {
+					t.Fatalf("width %d: in place gives %v at %d, apart %v", width, x.Data[i], i, got.Data[i])
 				}
 			}
 		}
-		LayerNorm(x, x, scale, bias, 1e-12) // in place
-		for i := range x.Data {
-			if x.Data[i] != got.Data[i] {
-				t.Fatalf("width %d: in place gives %v at %d, apart %v", width, x.Data[i], i, got.Data[i])
-			}
-		}
-	}
+	})
 }
 
 func BenchmarkLayerNorm(b *testing.B) {
@@ -65,7 +74,9 @@ func BenchmarkLayerNorm(b *testing.B) {
 	for j := range scale {
 		scale[j] = 1
 	}
-	for b.Loop() {
-		LayerNorm(x, x, scale, bias, 1e-12)
-	}
+	benchKernels(b, func(b *testing.B) {
+		for b.Loop() {
+			LayerNorm(x, x, scale, bias, 1e-12)
+		}
+	})
 }
