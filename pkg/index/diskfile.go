@@ -130,6 +130,9 @@ func (t diskTx) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 // diskLayout numbers the file's tables: a file of another is built again.
+// docs.terms (each term's hash) is left empty now, and read no more: files
+// written before keep theirs, rather than being built again (for a hybrid
+// index, hours of embedding) to save its space.
 const diskLayout int64 = 3
 
 const diskTables = `

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -345,5 +346,59 @@ func TestAQuietCheckpointCopiesTheJournal(t *testing.T) {
 	}
 	if store.db.committed.Load() {
 		t.Error("still marked as written since the last checkpoint")
+	}
+}
+
+// The file keeps no list of a document's terms: its postings are found by
+// document when it is written again or deleted, and none is left behind,
+// whatever else its owner holds: after a rewrite and a session's deletion
+// the postings are exactly the live documents' distinct terms.
+func TestPostingsLeaveWithTheirDocument(t *testing.T) {
+	ctx := t.Context()
+	store := openKeywordFile(t)
+	ann, bob := Owner{"app", "ann"}, Owner{"app", "bob"}
+	doc := func(session, event string, words ...string) StoredDoc {
+		return StoredDoc{Document: Document{SessionID: session, EventID: event, Text: words[0]}, Terms: words}
+	}
+	write := func(o Owner, docs ...StoredDoc) {
+		t.Helper()
+		if err := store.Write(ctx, o, docs); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.db.flush(ctx); err != nil { // into the file, where deletions look
+			t.Fatal(err)
+		}
+	}
+	write(ann, doc("s1", "e1", "tea", "lisbon", "tea"), doc("s1", "e2", "river", "tea"), doc("s2", "e3", "garden", "tea"))
+	write(bob, doc("s1", "e1", "tea", "lisbon"))
+	write(ann, doc("s1", "e1", "zeppelin")) // written again, other words
+	if err := store.DeleteSession(ctx, ann, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := store.db.query(ctx, `SELECT o.user, p.term, d.event FROM postings p JOIN owners o ON o.id = p.owner LEFT JOIN docs d ON d.id = p.owner << 32 | p.doc ORDER BY 1, 3, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[int64]string{}
+	for _, w := range []string{"tea", "lisbon", "river", "garden", "zeppelin"} {
+		hashes[termHash(w)] = w
+	}
+	for rows.Next() {
+		var user string
+		var term int64
+		var event sql.NullString
+		if err := rows.Scan(&user, &term, &event); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, fmt.Sprintf("%s/%s/%s", user, event.String, hashes[term]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(left)
+	want := []string{"ann/e1/zeppelin", "ann/e2/river", "ann/e2/tea", "bob/e1/lisbon", "bob/e1/tea"}
+	if !slices.Equal(left, want) {
+		t.Errorf("postings left %v; want %v", left, want)
 	}
 }

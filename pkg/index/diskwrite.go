@@ -33,7 +33,7 @@ type diskDoc struct {
 	Document
 	ts     []byte
 	length int64
-	terms  []byte // each distinct term's hash, 8 bytes little-endian, in order of first use
+	terms  []byte // each distinct term's hash, 8 bytes little-endian, in order of first use (not kept in the file)
 	packed any    // the text as the file keeps it (packText)
 	tfs    []int64
 	vec    []byte // the unit vector as encodeVector keeps it; nil when it has none
@@ -192,8 +192,8 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 		nums := make([]int64, len(docs))
 		for i, dd := range docs {
 			var stored diskDoc
-			err := tx.row(ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, storedText{&stored.Text})
+			err := tx.row(ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+				id, dd.SessionID, dd.EventID).Scan(&nums[i], &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, storedText{&stored.Text})
 			if errors.Is(err, sql.ErrNoRows) || err == nil && !sameStored(&stored, &dd) {
 				return nil // not only vectors: written another way
 			} else if err != nil {
@@ -213,10 +213,12 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 }
 
 // sameStored reports whether a document kept (in the file, or in memory)
-// for dd's event is dd: its session and event found it.
+// for dd's event is dd: its session and event found it. Its terms are
+// those of its author and text, under the file's one tokenizer (the
+// schema's fingerprint).
 func sameStored(stored, dd *diskDoc) bool {
 	return stored.Seq == dd.Seq && stored.Author == dd.Author && stored.Role == dd.Role && bytes.Equal(stored.ts, dd.ts) &&
-		stored.length == dd.length && bytes.Equal(stored.terms, dd.terms) && stored.Text == dd.Text
+		stored.length == dd.length && stored.Text == dd.Text
 }
 
 // stageNew stages docs in memory when the file holds none of them.
@@ -273,6 +275,7 @@ type ownerWrite struct {
 	owner      int64
 	next       int64         // the owner's next document number
 	postings   []termPosting // to insert at finish, in the order of the table's key
+	dropped    []int64       // documents whose postings in the file finish deletes first
 	docs, size int64         // added to the owner's document count and total length
 }
 
@@ -290,17 +293,15 @@ func (w *ownerWrite) put(dd diskDoc) error {
 		return w.putVector(doc, dd)
 	}
 	var stored diskDoc
-	err = w.tx.row(w.ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, terms, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
-		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, &stored.terms, storedText{&stored.Text})
+	err = w.tx.row(w.ctx, `SELECT id `+docOfRow+`, seq, author, role, ts, length, text FROM docs WHERE owner = ? AND session = ? AND event = ?`,
+		w.owner, dd.SessionID, dd.EventID).Scan(&doc, &stored.Seq, &stored.Author, &stored.Role, &stored.ts, &stored.length, storedText{&stored.Text})
 	switch {
 	case err != nil:
 		return err
 	case sameStored(&stored, &dd):
 		// the same document: only its vector may be new
 	default:
-		if err := w.dropPostings(doc, stored.terms); err != nil {
-			return err
-		}
+		w.dropPostings(doc)
 		if _, err := w.tx.exec(w.ctx, `DELETE FROM docs WHERE id = ?`, rowID(w.owner, doc)); err != nil {
 			return err
 		}
@@ -324,9 +325,9 @@ func (w *ownerWrite) putVector(doc int64, dd diskDoc) error {
 // insert writes a document numbered doc (its postings at finish), unless
 // the file holds the event's document already.
 func (w *ownerWrite) insert(doc int64, dd diskDoc) (bool, error) {
-	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(id, owner, session, event, seq, author, role, ts, length, terms, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	res, err := w.tx.exec(w.ctx, `INSERT INTO docs(id, owner, session, event, seq, author, role, ts, length, text) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(owner, session, event) DO NOTHING`,
-		rowID(w.owner, doc), w.owner, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.terms, dd.packed)
+		rowID(w.owner, doc), w.owner, dd.SessionID, dd.EventID, dd.Seq, dd.Author, dd.Role, dd.ts, dd.length, dd.packed)
 	if err != nil {
 		return false, err
 	}
@@ -345,23 +346,16 @@ type termPosting struct {
 	diskPosting
 }
 
-// dropPostings deletes a document's postings.
-func (w *ownerWrite) dropPostings(doc int64, terms []byte) error {
-	w.postings = slices.DeleteFunc(w.postings, func(p termPosting) bool { return p.doc == doc }) // not written yet
-	for i := 0; i+8 <= len(terms); i += 8 {
-		term := int64(binary.LittleEndian.Uint64(terms[i:]))
-		if _, err := w.tx.exec(w.ctx, `DELETE FROM postings WHERE owner = ? AND term = ? AND doc = ?`, w.owner, term, doc); err != nil {
-			return err
-		}
-	}
-	return nil
+// dropPostings deletes a document's postings: those not written yet now,
+// those in the file at finish.
+func (w *ownerWrite) dropPostings(doc int64) {
+	w.postings = slices.DeleteFunc(w.postings, func(p termPosting) bool { return p.doc == doc })
+	w.dropped = append(w.dropped, doc)
 }
 
 // remove deletes a document and everything of it.
-func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
-	if err := w.dropPostings(doc, terms); err != nil {
-		return err
-	}
+func (w *ownerWrite) remove(doc, length int64) error {
+	w.dropPostings(doc)
 	for _, table := range []string{"vectors", "docs"} {
 		if _, err := w.tx.exec(w.ctx, `DELETE FROM `+table+` WHERE id = ?`, rowID(w.owner, doc)); err != nil {
 			return err
@@ -376,6 +370,9 @@ func (w *ownerWrite) remove(doc, length int64, terms []byte) error {
 // page of it is written once, however many documents of a flush it takes)
 // and many a statement, and records the owner's statistics.
 func (w *ownerWrite) finish() error {
+	if err := w.deleteDropped(); err != nil {
+		return err
+	}
 	slices.SortFunc(w.postings, func(a, b termPosting) int { return cmp.Or(cmp.Compare(a.term, b.term), cmp.Compare(a.doc, b.doc)) })
 	const perStatement = 100
 	args := make([]any, 0, 5*perStatement)
@@ -395,6 +392,31 @@ func (w *ownerWrite) finish() error {
 	return err
 }
 
+// deleteDropped deletes the postings of the documents dropped, a few
+// hundred documents a pass over the owner's postings: the file keeps no
+// list of a document's terms (a third of its row), so their postings are
+// found by document. Only deletions and rewrites pay it, and they are rare
+// beside writes.
+func (w *ownerWrite) deleteDropped() error {
+	const perStatement = 500
+	for start := 0; start < len(w.dropped); start += perStatement {
+		part := w.dropped[start:min(start+perStatement, len(w.dropped))]
+		args := make([]any, 0, 1+perStatement)
+		args = append(args, w.owner)
+		for _, doc := range part {
+			args = append(args, doc)
+		}
+		for len(args) < 1+perStatement { // one statement for every count
+			args = append(args, part[0])
+		}
+		if _, err := w.tx.exec(w.ctx, `DELETE FROM postings WHERE owner = ? AND doc IN (?`+strings.Repeat(`, ?`, perStatement-1)+`)`, args...); err != nil {
+			return err
+		}
+	}
+	w.dropped = w.dropped[:0]
+	return nil
+}
+
 // removeWhere deletes the owner's documents that drop names (by session
 // and event), looking only at one session's when session is set.
 func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, eventID string) bool, session string) error {
@@ -408,11 +430,8 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 		if err != nil || !found {
 			return err
 		}
-		type doomed struct {
-			doc, length int64
-			terms       []byte
-		}
-		query, args := `SELECT id `+docOfRow+`, session, event, length, terms FROM docs WHERE owner = ?`, []any{w.owner}
+		type doomed struct{ doc, length int64 }
+		query, args := `SELECT id `+docOfRow+`, session, event, length FROM docs WHERE owner = ?`, []any{w.owner}
 		if session != "" {
 			query, args = query+` AND session = ?`, append(args, session)
 		}
@@ -424,7 +443,7 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 		for rows.Next() {
 			var dm doomed
 			var sid, eid string
-			if err := rows.Scan(&dm.doc, &sid, &eid, &dm.length, &dm.terms); err != nil {
+			if err := rows.Scan(&dm.doc, &sid, &eid, &dm.length); err != nil {
 				rows.Close()
 				return err
 			}
@@ -437,7 +456,7 @@ func (d *diskDB) removeWhere(ctx context.Context, o Owner, drop func(sessionID, 
 			return err
 		}
 		for _, dm := range gone {
-			if err := w.remove(dm.doc, dm.length, dm.terms); err != nil {
+			if err := w.remove(dm.doc, dm.length); err != nil {
 				return err
 			}
 		}

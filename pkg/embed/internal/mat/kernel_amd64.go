@@ -69,4 +69,4 @@ func layerNorm8(dst, src, scale, bias *float32, n int, eps float64)
 // gelu8 is in gelu_amd64.s.
 //
 //go:noescape
-func gelu8(x *float32, n int)
+func gelu8(x *float32, n int, table *float32)

@@ -49,4 +49,4 @@ func layerNorm8(dst, src, scale, bias *float32, n int, eps float64) {
 	panic("mat: no kernel on this machine")
 }
 
-func gelu8(x *float32, n int) { panic("mat: no kernel on this machine") }
+func gelu8(x *float32, n int, table *float32) { panic("mat: no kernel on this machine") }

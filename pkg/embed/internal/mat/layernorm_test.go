@@ -80,3 +80,35 @@ func BenchmarkLayerNorm(b *testing.B) {
 		}
 	})
 }
+
+// The kernel's layer norm is the Go's to the bit (same sums in the same
+// order, no fused multiply-add): an encoder's vectors do not depend on
+// the path, and neither do the figures retrieval was measured with.
+func TestLayerNormKernelIsTheGoArithmetic(t *testing.T) {
+	if !(haveKernel && kernelUsable()) {
+		t.Skip("no kernel on this machine")
+	}
+	was := Kernel
+	t.Cleanup(func() { Kernel = was })
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, width := range []int{8, 16, 384, 1536} {
+		x := New(8, width)
+		for i := range x.Data {
+			x.Data[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-3)))
+		}
+		scale, bias := make([]float32, width), make([]float32, width)
+		for j := range scale {
+			scale[j], bias[j] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		want, got := New(8, width), New(8, width)
+		Kernel = false
+		LayerNorm(want, x, scale, bias, 1e-12)
+		Kernel = true
+		LayerNorm(got, x, scale, bias, 1e-12)
+		for i := range want.Data {
+			if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
+				t.Fatalf("width %d, value %d: the kernel gives %v, the Go %v", width, i, got.Data[i], want.Data[i])
+			}
+		}
+	}
+}
