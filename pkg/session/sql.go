@@ -711,11 +711,11 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 	// between the two queries could hide an event with a lower cursor.
 	read, latest := s.read, ""
 	if s.stmts.dialect == "mysql" {
-		// MariaDB lets a writer's next cursor go (its lock on the feed's
-		// head) a moment before its commit is in every new snapshot: a
-		// snapshot could hold cursor 11 and not 10, and a reader that went
-		// past 11 never saw 10 (one event in a few hundred runs of
-		// FeedReaderNeverSkips under load). A locking read sees what has
+		// A snapshot on MariaDB was seen to hold cursor 11 and not 10 (one
+		// event in a few hundred runs of FeedReaderNeverSkips under load):
+		// it seems to release a writer's lock on the feed's head a moment
+		// before its commit is in every new snapshot, and a reader that
+		// went past 11 never saw 10. A locking read sees what has
 		// committed, waiting for a row whose insert has not, and takes no
 		// gap locks under READ COMMITTED, so writers do not wait for it.
 		// The deletion the comment above fears writes its tombstone first,

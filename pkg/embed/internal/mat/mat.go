@@ -66,7 +66,7 @@ func (m Matrix) Add(other Matrix) {
 // in four independent lanes: one chain of additions waits on each add in
 // turn, which made layer norms a tenth of a short query's embedding. With
 // the kernel, rows of a multiple of 8 go through the vector instructions
-// (layerNorm8), the same float64 arithmetic 4 lanes wide.
+// (layerNorm8), which compute the same values to the bit.
 func LayerNorm(dst, src Matrix, scale, bias []float32, eps float64) {
 	if Kernel && src.Cols%8 == 0 && src.Cols > 0 {
 		_, _ = scale[src.Cols-1], bias[src.Cols-1]
