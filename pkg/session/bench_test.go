@@ -190,23 +190,58 @@ func BenchmarkGetRecent100(b *testing.B) {
 	}
 }
 
+// BenchmarkGetAfter loads the events after a time, the last 10 of a
+// session's, with no NumRecentEvents: what a client polling for new events
+// asks.
+func BenchmarkGetAfter(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, total := range []int{100, 100_000} {
+			b.Run(fmt.Sprintf("%s/of_%d", be.name, total), func(b *testing.B) {
+				svc, db := be.open(b)
+				s := mustCreate(b, svc, "s")
+				after := bulkAppend(b, svc, db, s, total)[total-11].TimestampNs
+				req := &GetRequest{AppName: s.AppName(), UserID: s.UserID(), SessionID: s.ID(), After: time.Unix(0, after)}
+				for b.Loop() {
+					resp, err := svc.Get(context.Background(), req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n := resp.Session.Events().Len(); n != 10 {
+						b.Fatalf("got %d events, want 10", n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkList reads the first page of a user's 1,000 sessions, newest
+// created first and (by_update) last updated first.
 func BenchmarkList(b *testing.B) {
 	for _, be := range benchBackends {
-		b.Run(be.name, func(b *testing.B) {
-			svc, _ := be.open(b)
-			for i := range 1000 {
-				mustCreate(b, svc, fmt.Sprintf("s%04d", i))
+		for _, byUpdate := range []bool{false, true} {
+			name := be.name
+			if byUpdate {
+				name += "/by_update"
 			}
-			for b.Loop() {
-				resp, err := svc.List(context.Background(), &ListRequest{AppName: "app", UserID: "u", PageSize: 50})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(resp.Sessions) != 50 {
-					b.Fatalf("got %d sessions, want 50", len(resp.Sessions))
-				}
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchList(b, be, byUpdate) })
+		}
+	}
+}
+
+func benchList(b *testing.B, be benchBackend, byUpdate bool) {
+	svc, _ := be.open(b)
+	for i := range 1000 {
+		mustCreate(b, svc, fmt.Sprintf("s%04d", i))
+	}
+	for b.Loop() {
+		resp, err := svc.List(context.Background(), &ListRequest{AppName: "app", UserID: "u", PageSize: 50, ByUpdate: byUpdate})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(resp.Sessions) != 50 {
+			b.Fatalf("got %d sessions, want 50", len(resp.Sessions))
+		}
 	}
 }
 
@@ -221,7 +256,7 @@ func mustCreate(b *testing.B, svc Service, id string) Session {
 // bulkAppend fills a session with n events quickly. Rows are made by the
 // same prepareAppend that AppendEvent uses, but written in batches: loading
 // 100,000 events one transaction each would dominate the benchmark's time.
-func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
+func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) []eventRow {
 	base := time.Now().Add(-time.Duration(n) * time.Second)
 	rows := make([]eventRow, 0, n)
 	for i := range n {
@@ -255,7 +290,7 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 			if err := tx.CreateInBatches(rows, 1000).Error; err != nil {
 				return err
 			}
-			if err := tx.Model(&sessionRow{}).Where("id = ?", s.ID()).Update("last_seq", n).Error; err != nil {
+			if err := tx.Model(&sessionRow{}).Where("id = ?", s.ID()).Updates(map[string]any{"last_seq": n, "last_event_ns": rows[n-1].TimestampNs}).Error; err != nil {
 				return err
 			}
 			switch db.Dialector.Name() {
@@ -270,6 +305,7 @@ func bulkAppend(b *testing.B, svc Service, db *gorm.DB, s Session, n int) {
 			b.Fatal(err)
 		}
 	}
+	return rows
 }
 
 // BenchmarkGetRecent100Cached is BenchmarkGetRecent100's hot case through

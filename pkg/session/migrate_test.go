@@ -2,9 +2,11 @@ package session_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -105,6 +107,82 @@ func TestEventColumnsMoveIntoPayloads(t *testing.T) {
 			for _, col := range []string{"invocation_id", "author", "branch"} {
 				if db.Migrator().HasColumn("events", col) {
 					t.Errorf("column %s is still there", col)
+				}
+			}
+			newSQL(t, db) // and opens again
+		})
+	}
+}
+
+// TestTimeOrderIsRecordedForAnOldDatabase: a database from before sessions
+// recorded their events' time order (and events had an index on their
+// times) opens with each session's order found from its events, After
+// finds what it did, and the two indexes appends no longer write are gone.
+func TestTimeOrderIsRecordedForAnOldDatabase(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) *gorm.DB{"sqlite": sqldbtest.SQLite, "postgres": sqldbtest.Postgres, "mysql": sqldbtest.MySQL} {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			svc := newSQL(t, db)
+			base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+			sessions := map[string][]int{"in-order": {1, 2, 2, 3}, "goes-back": {1, 3, 2, 4}, "empty": nil}
+			for id, minutes := range sessions {
+				if _, err := svc.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: id}); err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range minutes {
+					ev := &session.Event{Timestamp: base.Add(time.Duration(m) * time.Minute), Message: session.NewTextMessage(session.RoleUser, fmt.Sprint(m))}
+					if err := svc.AppendEvent(t.Context(), session.Ref("app", "u", id), ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			svc.Close()
+			// As an earlier version left it.
+			for _, q := range []string{
+				"ALTER TABLE sessions DROP COLUMN last_event_ns", "ALTER TABLE sessions DROP COLUMN events_in_order",
+				"CREATE INDEX events_time ON events (app_name, user_id, session_id, timestamp_ns)",
+				"CREATE INDEX sessions_by_update ON sessions (app_name, user_id, updated_ns, id)",
+			} {
+				if err := db.Exec(q).Error; err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+
+			svc = newSQL(t, db)
+			type times struct {
+				LastEventNs   int64
+				EventsInOrder bool
+			}
+			want := map[string]times{
+				"in-order":  {base.Add(3 * time.Minute).UnixNano(), true},
+				"goes-back": {base.Add(4 * time.Minute).UnixNano(), false},
+				"empty":     {math.MinInt64, true},
+			}
+			for id, w := range want {
+				var got times
+				if err := db.Raw("SELECT last_event_ns, events_in_order FROM sessions WHERE id = ?", id).Scan(&got).Error; err != nil {
+					t.Fatal(err)
+				}
+				if got != w {
+					t.Errorf("%s: recorded %+v, want %+v", id, got, w)
+				}
+			}
+			for id, after := range map[string]string{"in-order": "[2 2 3]", "goes-back": "[3 2 4]"} {
+				resp, err := svc.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: id, After: base.Add(90 * time.Second)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for ev := range resp.Session.Events().All() {
+					got = append(got, ev.Message.Text())
+				}
+				if fmt.Sprint(got) != after {
+					t.Errorf("%s: after minute 1.5 got %v, want %s", id, got, after)
+				}
+			}
+			for _, ix := range []struct{ table, name string }{{"events", "events_time"}, {"sessions", "sessions_by_update"}} {
+				if db.Migrator().HasIndex(ix.table, ix.name) {
+					t.Errorf("index %s is still there", ix.name)
 				}
 			}
 			newSQL(t, db) // and opens again

@@ -71,11 +71,15 @@ func (s *SQLService) Restore(ctx context.Context, req *RestoreRequest) (Session,
 		return nil, err
 	}
 	err = s.write(ctx, func(w *sqlTx) error {
-		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq, title) VALUES (?, ?, ?, ?, ?, ?, ?)"
+		times := eventTimes{inOrder: true, latest: noEventNs}
+		if len(batch) > 0 {
+			times = timesOf(batch)
+		}
+		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq, title, last_event_ns, events_in_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		if w.dialect != "mysql" {
 			insert += " ON CONFLICT DO NOTHING"
 		}
-		n, err := w.exec(insert, key.app, key.user, key.id, time.Now().UnixNano(), updatedNs, len(batch), req.Title)
+		n, err := w.exec(insert, key.app, key.user, key.id, time.Now().UnixNano(), updatedNs, len(batch), req.Title, times.latest, times.inOrder)
 		if s.isDuplicateKey(err) {
 			n, err = 0, nil
 		}

@@ -67,7 +67,12 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if err := movePayloadColumns(context.Background(), db, sqlDB, stmts); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	m := db.Migrator()
+	timesFilled := !m.HasTable(&sessionRow{}) || m.HasColumn(&sessionRow{}, "events_in_order")
 	err = db.AutoMigrate(&sessionRow{}, &eventRow{}, &appStateRow{}, &userStateRow{}, &sessionStateRow{}, &tombstoneRow{})
+	if err == nil {
+		err = recordTimeOrder(db, timesFilled)
+	}
 	if err == nil && !sqlite { // see insertWithCursor
 		err = db.AutoMigrate(&feedHeadRow{})
 		if err == nil {
@@ -164,11 +169,11 @@ func (s *SQLService) Create(ctx context.Context, req *CreateRequest) (*CreateRes
 	now := time.Now().UnixNano()
 	var shared map[string]any
 	err = s.write(ctx, func(w *sqlTx) error {
-		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq, title) VALUES (?, ?, ?, ?, ?, 0, ?)"
+		insert := "INSERT INTO sessions (app_name, user_id, id, created_ns, updated_ns, last_seq, title, last_event_ns, events_in_order) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)"
 		if w.dialect != "mysql" {
 			insert += " ON CONFLICT DO NOTHING"
 		}
-		n, err := w.exec(insert, key.app, key.user, key.id, now, now, req.Title)
+		n, err := w.exec(insert, key.app, key.user, key.id, now, now, req.Title, noEventNs, true)
 		if s.isDuplicateKey(err) { // MySQL's way; its transaction goes on
 			n, err = 0, nil
 		}
@@ -219,8 +224,8 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 		q := "SELECT " + sessionEventColumns + " FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
 		args := []any{key.app, key.user, key.id}
 		if !req.After.IsZero() {
-			q += " AND timestamp_ns > ?"
-			args = append(args, req.After.UnixNano())
+			q += afterFilter
+			args = append(args, afterArgs(key, req.After)...)
 		}
 		if req.BeforeSeq > 0 {
 			q += " AND seq < ?"
@@ -272,9 +277,18 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 	q := "SELECT 0, updated_ns, last_seq, 0, title, '' FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?" +
 		" UNION ALL (SELECT 1, feed_cursor, seq, timestamp_ns, event_id, payload FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
 	args := []any{key.app, key.user, key.id, key.app, key.user, key.id}
-	if !req.After.IsZero() {
-		q += " AND timestamp_ns > ?"
-		args = append(args, req.After.UnixNano())
+	switch {
+	case req.After.IsZero():
+	case s.stmts.dialect == "mysql":
+		bound, err := s.afterBound(ctx, key, req.After)
+		if err != nil {
+			return nil, err
+		}
+		q += afterFilterMySQL
+		args = append(args, req.After.UnixNano(), bound)
+	default:
+		q += afterFilter
+		args = append(args, afterArgs(key, req.After)...)
 	}
 	if req.BeforeSeq > 0 {
 		q += " AND seq < ?"
@@ -547,8 +561,10 @@ func (s *SQLService) AppendEvents(ctx context.Context, sess Session, evs []*Even
 		if w.dialect == "mysql" { // which LAST_INSERT_ID then hands back
 			next = "LAST_INSERT_ID(" + next + ")"
 		}
-		q := "UPDATE sessions SET last_seq = " + next + ", updated_ns = ? WHERE app_name = ? AND user_id = ? AND id = ?"
-		args := []any{now.UnixNano(), key.app, key.user, key.id}
+		times := timesOf(batch)
+		q := "UPDATE sessions SET last_seq = " + next + ", updated_ns = ?" + timeOrderUpdate + " WHERE app_name = ? AND user_id = ? AND id = ?"
+		args := append([]any{now.UnixNano()}, times.args()...)
+		args = append(args, key.app, key.user, key.id)
 		if o.expectSeq != nil {
 			q += " AND last_seq = ?"
 			args = append(args, *o.expectSeq)
@@ -618,12 +634,13 @@ func notAppended(key sessionKey, expectSeq *int64, actual int64, exists bool, er
 func (s *SQLService) appendAlone(ctx context.Context, p *pendingAppend, now time.Time) (seq, cursor int64, err error) {
 	key, r := p.key, p.row
 	where := "app_name = ? AND user_id = ? AND id = ?"
-	args := []any{now.UnixNano(), key.app, key.user, key.id}
+	args := append([]any{now.UnixNano()}, timesOf([]*pendingAppend{p}).args()...)
+	args = append(args, key.app, key.user, key.id)
 	if p.opts.expectSeq != nil {
 		where += " AND last_seq = ?"
 		args = append(args, *p.opts.expectSeq)
 	}
-	q := "WITH next AS (UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ? WHERE " + where + " RETURNING last_seq),"
+	q := "WITH next AS (UPDATE sessions SET last_seq = last_seq + 1, updated_ns = ?" + timeOrderUpdate + " WHERE " + where + " RETURNING last_seq),"
 	if d := p.delta; len(d.App)+len(d.User)+len(d.Session) > 0 {
 		q += stateWrites
 		if args, err = appendStateArgs(args, key, d); err != nil {

@@ -21,16 +21,20 @@ import (
 // branch, which no query filters on, moved into the payload: that made
 // reading 100 events a fifth cheaper (see movePayloadColumns for databases
 // that had them as columns).
+//
+// Each index is a page every append writes: the sequence numbers (recent
+// events, paging back) and the event IDs (duplicates). Times have none (see
+// sessionRow.EventsInOrder).
 type eventRow struct {
 	// The store-wide cursor is the primary key: in SQLite it is the rowid, so
 	// the feed needs no index of its own.
 	Cursor      int64    `gorm:"column:feed_cursor;primaryKey;autoIncrement:false"`
-	AppName     string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:1;uniqueIndex:events_event_id,priority:1;index:events_time,priority:1"`
-	UserID      string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:2;uniqueIndex:events_event_id,priority:2;index:events_time,priority:2"`
-	SessionID   string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:3;uniqueIndex:events_event_id,priority:3;index:events_time,priority:3"`
+	AppName     string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:1;uniqueIndex:events_event_id,priority:1"`
+	UserID      string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:2;uniqueIndex:events_event_id,priority:2"`
+	SessionID   string   `gorm:"size:128;not null;uniqueIndex:events_seq,priority:3;uniqueIndex:events_event_id,priority:3"`
 	Seq         int64    `gorm:"not null;uniqueIndex:events_seq,priority:4"`
 	EventID     string   `gorm:"size:128;not null;uniqueIndex:events_event_id,priority:4"`
-	TimestampNs int64    `gorm:"not null;index:events_time,priority:4"`
+	TimestampNs int64    `gorm:"not null"`
 	Payload     longText `gorm:"not null"`
 }
 

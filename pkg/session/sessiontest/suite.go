@@ -42,6 +42,7 @@ func Run(t *testing.T, newService Factory) {
 		{"StaleHandleAppends", testStaleHandleAppends},
 		{"AppendThroughRef", testAppendThroughRef},
 		{"PartialLoading", testPartialLoading},
+		{"AfterWhenTimesGoBack", testAfterWhenTimesGoBack},
 		{"List", testList},
 		{"ListStableUnderInserts", testListStableUnderInserts},
 		{"ListOwners", testListOwners},
