@@ -32,9 +32,10 @@ func serveCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the HTTP API (zero configuration: 127.0.0.1:8080, data in ./data)",
 		Long: `Serve Hector's HTTP API. Without --config it runs the zero configuration: SQLite and a
-persisted keyword index in the data directory (--data-dir, $HECTOR_DATA_DIR or ./data), on
-127.0.0.1:8080, without auth; server.index {type: hybrid, embedder: minilm} in a configuration
-file adds meaning, from the encoder built into the binary. It prints where each store keeps its data.
+hybrid index (words, and meaning from the e5-small encoder built into the binary) in the data
+directory (--data-dir, $HECTOR_DATA_DIR or ./data), on 127.0.0.1:8080, without auth;
+server.index {type: keyword} in a configuration file searches words alone, at a fraction of the
+processor time. It prints where each store keeps its data.
 On any address other than loopback it refuses to start unless auth is configured.
 SIGTERM or Ctrl-C stops it gracefully: in-flight requests finish, the index is saved.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
