@@ -280,7 +280,7 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 	switch {
 	case req.After.IsZero():
 	case s.stmts.dialect == "mysql":
-		bound, err := s.afterBound(ctx, key, req.After)
+		bound, err := s.readAfterBound(ctx, key, req.After)
 		if err != nil {
 			return nil, err
 		}

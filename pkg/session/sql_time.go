@@ -74,8 +74,8 @@ func afterArgs(key sessionKey, after time.Time) []any {
 	return append([]any{after.UnixNano()}, afterBoundArgs(key, after)...)
 }
 
-// afterBound reads afterBound for key's session, 0 when there is none.
-func (s *SQLService) afterBound(ctx context.Context, key sessionKey, after time.Time) (int64, error) {
+// readAfterBound reads afterBound for key's session, 0 when there is none.
+func (s *SQLService) readAfterBound(ctx context.Context, key sessionKey, after time.Time) (int64, error) {
 	rows, err := s.stmts.queryPool(ctx, afterBound, afterBoundArgs(key, after)...)
 	if err != nil {
 		return 0, err
