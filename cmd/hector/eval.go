@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/trace"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +27,7 @@ func evalCommand() *cobra.Command {
 	var format, data string
 	var asJSON bool
 	var questions, clients int
+	var traceSlow time.Duration
 	limits := eval.DefaultLimits
 	var maxDataMB, maxLineMB int64
 	cmd := &cobra.Command{
@@ -81,7 +85,19 @@ Formats (--data may be gzipped):
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			report, err := runEval(ctx, cmd, d, eval.Options{Questions: questions, Clients: clients})
+			o := eval.Options{Questions: questions, Clients: clients}
+			if traceSlow < 0 {
+				return fmt.Errorf("--trace-slow %s: give a duration such as 250ms, or 0 for no traces", traceSlow)
+			}
+			if traceSlow > 0 {
+				traces, err := startSlowSearchTraces(traceSlow)
+				if err != nil {
+					return fmt.Errorf("--trace-slow: %w", err)
+				}
+				defer traces.stop()
+				o.Searched = traces.searched
+			}
+			report, err := runEval(ctx, cmd, d, o)
 			if err != nil {
 				return err
 			}
@@ -97,6 +113,7 @@ Formats (--data may be gzipped):
 	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
 	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only the first N questions (and load only their conversations)")
+	cmd.Flags().DurationVar(&traceSlow, "trace-slow", 0, "write a Go execution trace of the seconds before each search slower than this (the first three), to see what held it")
 	cmd.Flags().IntVar(&clients, "clients", 1, "ask the questions from N clients at once: the search latency under load (the figures stay the same)")
 	cmd.Flags().Int64Var(&maxDataMB, "max-data-mb", eval.DefaultLimits.MaxBytes>>20, "refuse data larger than this once decompressed (MiB)")
 	cmd.Flags().Int64Var(&maxLineMB, "max-line-mb", int64(eval.DefaultLimits.MaxLine>>20), "refuse a JSON line longer than this (MiB)")
@@ -216,3 +233,48 @@ func (b *bar) finish() {
 		fmt.Fprintln(b.out)
 	}
 }
+
+// slowSearchTraces keeps Go's flight recorder running and writes its
+// window, the last seconds of every goroutine, when a search is slower than
+// threshold: a search that stalls once in a hundred shows what it waited on
+// (a lock, a system call, the collector, the scheduler) in go tool trace.
+type slowSearchTraces struct {
+	threshold time.Duration
+	recorder  *trace.FlightRecorder
+	mu        sync.Mutex
+	written   int
+}
+
+const maxSlowSearchTraces = 3
+
+func startSlowSearchTraces(threshold time.Duration) (*slowSearchTraces, error) {
+	r := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 2 * time.Second})
+	if err := r.Start(); err != nil {
+		return nil, err
+	}
+	return &slowSearchTraces{threshold: threshold, recorder: r}, nil
+}
+
+func (s *slowSearchTraces) searched(questionID string, took time.Duration) {
+	if took < s.threshold {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == maxSlowSearchTraces {
+		return
+	}
+	s.written++
+	f, err := os.CreateTemp("", "hector-slow-search-*.trace")
+	if err == nil {
+		_, err = s.recorder.WriteTo(f)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "question %s took %s; its trace could not be written: %v\n", questionID, took.Round(time.Millisecond), err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "question %s took %s: the seconds before it are in go tool trace %s\n", questionID, took.Round(time.Millisecond), f.Name())
+}
+
+func (s *slowSearchTraces) stop() { s.recorder.Stop() }

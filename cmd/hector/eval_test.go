@@ -67,3 +67,37 @@ func TestEvalOnAUsersOwnSet(t *testing.T) {
 		t.Errorf("--clients 0: err %v, stderr %q", err, stderr)
 	}
 }
+
+// --trace-slow writes an execution trace for each search slower than it
+// (every search is slower than a nanosecond), which go tool trace reads,
+// and says where; a negative duration is refused.
+func TestEvalTracesSlowSearches(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	data := filepath.Join(dir, "mine.jsonl")
+	os.WriteFile(data, []byte(`{"kind":"session","user":"alice","id":"trip"}
+{"kind":"event","user":"alice","session":"trip","id":"e1","author":"alice","text":"Book a flight to Lisbon for May"}
+{"kind":"query","user":"alice","id":"q1","text":"Where am I flying in May?","answers":["e1"]}
+{"kind":"query","user":"alice","id":"q2","text":"Which city?","answers":["e1"]}
+`), 0o600)
+	config := filepath.Join(dir, "keyword.yaml")
+	os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n"), 0o600)
+	cmd := exec.Command(binary, "eval", "--format", "jsonl", "--data", data, "--config", config, "--trace-slow", "1ns")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hector eval --trace-slow 1ns: %v\n%s", err, out)
+	}
+	traces, _ := filepath.Glob(filepath.Join(tmp, "hector-slow-search-*.trace"))
+	if len(traces) != 2 || strings.Count(string(out), "go tool trace "+tmp) != 2 {
+		t.Fatalf("traces %v for 2 questions; output:\n%s", traces, out)
+	}
+	parsed, err := exec.Command("go", "tool", "trace", "-d=parsed", traces[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(parsed), "StateTransition") {
+		t.Errorf("go tool trace cannot read %s: %v\n%.500s", traces[0], err, parsed)
+	}
+
+	cmd = exec.Command(binary, "eval", "--format", "jsonl", "--data", data, "--trace-slow", "-1s")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--trace-slow -1s") {
+		t.Errorf("--trace-slow -1s: %v\n%s", err, out)
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	// above 0): search latency as a server under load gives it. The
 	// figures do not depend on it.
 	Clients int
+	// Searched, when set, hears how long each question's search took, as
+	// it ends, from the client that asked it (from several at once).
+	Searched func(questionID string, took time.Duration)
 }
 
 // Progress is how far one stage of a run is.
@@ -151,6 +154,9 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 				took[i] = time.Since(began)
 				if err != nil {
 					return fmt.Errorf("question %q: %w", q.ID, err)
+				}
+				if o.Searched != nil {
+					o.Searched(q.ID, took[i])
 				}
 				hits := make([]Hit, len(resp.Results))
 				for j, res := range resp.Results {

@@ -5,7 +5,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
@@ -73,9 +75,23 @@ func TestRunScoresWhatTheIndexFinds(t *testing.T) {
 	sessions = session.NewInMemoryService()
 	idx, _ = index.NewKeyword(index.WithSessions(sessions))
 	idx.Start(t.Context())
-	together, err := Run(t.Context(), d, sessions, idx, Options{Clients: 4})
+	var mu sync.Mutex
+	heard := map[string]time.Duration{}
+	searched := func(id string, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard[id] += took
+	}
+	together, err := Run(t.Context(), d, sessions, idx, Options{Clients: 4, Searched: searched})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var slowest time.Duration
+	for _, took := range heard {
+		slowest = max(slowest, took)
+	}
+	if len(heard) != 4 || heard["q1"] <= 0 || millis(slowest) != together.SearchMillis.Max {
+		t.Errorf("Searched heard %v; want each of the 4 questions once, the slowest the report's %v ms", heard, together.SearchMillis.Max)
 	}
 	if together.Clients != 4 || !reflect.DeepEqual(together.Overall, r.Overall) || !reflect.DeepEqual(together.Categories, r.Categories) {
 		t.Errorf("asked by 4 clients: %d clients, %+v %+v; want the figures of one client, %+v %+v",
