@@ -107,7 +107,12 @@ func recordTimeOrder(db *gorm.DB, filled bool) error {
 		err := db.Exec("UPDATE sessions SET"+
 			" last_event_ns = coalesce((SELECT max(e.timestamp_ns) FROM events e WHERE e.app_name = sessions.app_name AND e.user_id = sessions.user_id AND e.session_id = sessions.id), ?),"+
 			" events_in_order = NOT EXISTS (SELECT 1 FROM events a JOIN events b ON b.app_name = a.app_name AND b.user_id = a.user_id AND b.session_id = a.session_id AND b.seq = a.seq + 1"+
-			" WHERE a.app_name = sessions.app_name AND a.user_id = sessions.user_id AND a.session_id = sessions.id AND b.timestamp_ns < a.timestamp_ns)", int64(noEventNs)).Error
+			" WHERE a.app_name = sessions.app_name AND a.user_id = sessions.user_id AND a.session_id = sessions.id AND b.timestamp_ns < a.timestamp_ns)"+
+			// Only rows no append has touched since the columns came: a
+			// replica that started after them appends meanwhile, and a row it
+			// moved (last_event_ns no longer the column's default) stays as
+			// that append left it, never overwritten from an older snapshot.
+			" WHERE last_event_ns = 0", int64(noEventNs)).Error
 		if err != nil {
 			return err
 		}
