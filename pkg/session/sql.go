@@ -224,8 +224,11 @@ func (s *SQLService) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 		q := "SELECT " + sessionEventColumns + " FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
 		args := []any{key.app, key.user, key.id}
 		if !req.After.IsZero() {
-			q += afterFilter
-			args = append(args, afterArgs(key, req.After)...)
+			clause, more, err := s.afterClause(t.ctx, key, req.After)
+			if err != nil {
+				return err
+			}
+			q, args = q+clause, append(args, more...)
 		}
 		if req.BeforeSeq > 0 {
 			q += " AND seq < ?"
@@ -277,18 +280,12 @@ func (s *SQLService) getInOneStatement(ctx context.Context, key sessionKey, req 
 	q := "SELECT 0, updated_ns, last_seq, 0, title, '' FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?" +
 		" UNION ALL (SELECT 1, feed_cursor, seq, timestamp_ns, event_id, payload FROM events WHERE app_name = ? AND user_id = ? AND session_id = ?"
 	args := []any{key.app, key.user, key.id, key.app, key.user, key.id}
-	switch {
-	case req.After.IsZero():
-	case s.stmts.dialect == "mysql":
-		bound, err := s.readAfterBound(ctx, key, req.After)
+	if !req.After.IsZero() {
+		clause, more, err := s.afterClause(ctx, key, req.After)
 		if err != nil {
 			return nil, err
 		}
-		q += afterFilterMySQL
-		args = append(args, req.After.UnixNano(), bound)
-	default:
-		q += afterFilter
-		args = append(args, afterArgs(key, req.After)...)
+		q, args = q+clause, append(args, more...)
 	}
 	if req.BeforeSeq > 0 {
 		q += " AND seq < ?"

@@ -18,7 +18,7 @@ type sessionRow struct {
 	// LastEventNs is the latest event timestamp stored (noEventNs before the
 	// first), and EventsInOrder whether the events' timestamps never go back
 	// as their sequence numbers go up: Get's After then finds the events
-	// it asks for by walking back from the newest (see afterFilter), with
+	// it asks for by walking back from the newest (see afterClause), with
 	// no index on the events' times to keep up on every append.
 	LastEventNs   int64 `gorm:"not null;default:0"`
 	EventsInOrder bool  `gorm:"not null;default:false"`

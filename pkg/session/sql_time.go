@@ -50,42 +50,32 @@ func timesOf(batch []*pendingAppend) eventTimes {
 func (t eventTimes) args() []any { return []any{t.inOrder, t.first, t.latest, t.latest} }
 
 // afterBound is the sequence number of a session's events after which
-// all those after a time are, with afterBoundArgs as its arguments: 0 for
-// a session whose timestamps went back, where every event is compared.
+// all those after a time are (arguments: the time, then the session's key):
+// 0 for a session whose timestamps went back, where every event is compared.
 const afterBound = "SELECT CASE WHEN s.events_in_order THEN coalesce(" +
 	"(SELECT e.seq FROM events e WHERE e.app_name = s.app_name AND e.user_id = s.user_id AND e.session_id = s.id AND e.timestamp_ns <= ? ORDER BY e.seq DESC LIMIT 1)" +
 	", 0) ELSE 0 END FROM sessions s WHERE s.app_name = ? AND s.user_id = ? AND s.id = ?"
 
-func afterBoundArgs(key sessionKey, after time.Time) []any {
-	return []any{after.UnixNano(), key.app, key.user, key.id}
-}
-
-// afterFilter narrows a query of one session's events to those after a
-// time, with afterArgs as its arguments. MariaDB does not narrow the
-// events' range by a subquery's value (it scanned all 100,000 events of
-// BenchmarkGetAfter), so on MySQL Get reads afterBound first and narrows
-// by its value (afterFilterMySQL).
-const (
-	afterFilter      = " AND timestamp_ns > ? AND seq > (" + afterBound + ")"
-	afterFilterMySQL = " AND timestamp_ns > ? AND seq > ?"
-)
-
-func afterArgs(key sessionKey, after time.Time) []any {
-	return append([]any{after.UnixNano()}, afterBoundArgs(key, after)...)
-}
-
-// readAfterBound reads afterBound for key's session, 0 when there is none.
-func (s *SQLService) readAfterBound(ctx context.Context, key sessionKey, after time.Time) (int64, error) {
-	rows, err := s.stmts.queryPool(ctx, afterBound, afterBoundArgs(key, after)...)
+// afterClause narrows a query of one session's events to those after a
+// time. MariaDB does not narrow the events' range by a subquery's value
+// (it scanned all 100,000 events of BenchmarkGetAfter), so on MySQL the
+// bound is read first and the query narrowed by its value.
+func (s *SQLService) afterClause(ctx context.Context, key sessionKey, after time.Time) (string, []any, error) {
+	ns := after.UnixNano()
+	boundArgs := []any{ns, key.app, key.user, key.id}
+	if s.stmts.dialect != "mysql" {
+		return " AND timestamp_ns > ? AND seq > (" + afterBound + ")", append([]any{ns}, boundArgs...), nil
+	}
+	rows, err := s.stmts.queryPool(ctx, afterBound, boundArgs...)
 	if err != nil {
-		return 0, err
+		return "", nil, err
 	}
 	defer rows.Close()
-	var bound int64
+	var bound int64 // 0 when there is no session, which the query then finds
 	if rows.Next() {
 		err = rows.Scan(&bound)
 	}
-	return bound, errors.Join(err, rows.Err())
+	return " AND timestamp_ns > ? AND seq > ?", []any{ns, bound}, errors.Join(err, rows.Err())
 }
 
 // recordTimeOrder fills LastEventNs and EventsInOrder of the sessions of a
