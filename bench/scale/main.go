@@ -91,8 +91,8 @@ func main() {
 	queries := l.queries(*searches)
 	cold := s.searchLatency(queries)
 	warm := s.searchLatency(queries)
-	fmt.Printf("search, first after the restart: p50 %s, p99 %s\n", pct(cold, 50), pct(cold, 99))
-	fmt.Printf("search, again: p50 %s, p99 %s\n", pct(warm, 50), pct(warm, 99))
+	fmt.Printf("search, first after the restart: p50 %s, p99 %s, %s\n", pct(cold, 50), pct(cold, 99), slowest(cold, queries))
+	fmt.Printf("search, again: p50 %s, p99 %s, %s\n", pct(warm, 50), pct(warm, 99), slowest(warm, queries))
 	appends := l.appendWhileSearching(queries)
 	fmt.Printf("append while 4 clients search: p50 %s, p99 %s\n", pct(appends, 50), pct(appends, 99))
 	fmt.Printf("memory at the end: %s RSS\n", mib(s.rss()))
@@ -446,6 +446,21 @@ func pct(ds []time.Duration, p int) string {
 		return "-"
 	}
 	return s[min(len(s)-1, len(s)*p/100)].Round(10 * time.Microsecond).String()
+}
+
+// slowest names the slowest search and its place in the run: a slow first
+// search is a warm-up, one later on a stall.
+func slowest(ds []time.Duration, queries []query) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	i := 0
+	for j, d := range ds {
+		if d > ds[i] {
+			i = j
+		}
+	}
+	return fmt.Sprintf("the slowest %s (search %d of %d, user u%d)", ds[i].Round(10*time.Microsecond), i+1, len(ds), queries[i].user)
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
