@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -183,15 +184,16 @@ const (
 func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	registerDiskDriver.Do(func() {
 		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			// The page size takes only in a new file, before WAL mode
+			// writes its first page; a file made before keeps its own.
 			// No checkpoint inside a commit: a flush commits while searches
 			// wait (viewMu), and a checkpoint copies and syncs megabytes.
 			// The flusher checkpoints outside every lock (checkpointQuietly).
-			_, err := c.Exec(`PRAGMA wal_autocheckpoint = 0`, nil)
+			_, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(diskPageSize)+`; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0`, nil)
 			return err
 		}})
 	})
 	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL") // the index is derived: a power cut loses its last writes and the feed has them
 	q.Set("_busy_timeout", "10000")
 	q.Set("_secure_delete", "on")
@@ -238,6 +240,15 @@ func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 
 // diskDriver is SQLite with the index file's settings on every connection.
 const diskDriver = "sqlite3-hector-index"
+
+// diskPageSize is the index file's page, four times SQLite's default: a
+// user's first search reads their postings, documents and vectors from
+// the disk when the system no longer caches them, and a page of 16 KiB
+// holds four times as many rows of one user (a user of 1,000 turns: 17
+// reads of the disk a hybrid search instead of 44). Searches from the
+// cache and the file's size are the same; 64 KiB read fewer still but
+// loaded 13% slower and started in 1.2 s instead of 0.1 s.
+const diskPageSize = 16 << 10
 
 var registerDiskDriver sync.Once
 
