@@ -75,21 +75,33 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// row and query read with the readers' statements.
+// row and query read with the readers' statements. A statement, once
+// started, runs to its end: given a context that can be cancelled, the
+// SQLite driver and database/sql run every row on a goroutine of their own
+// to watch it, which made a search from an HTTP request 15-40% slower than
+// the same search from a context that cannot. Every read here is one
+// user's rows or the file's few meta rows, so a cancelled caller waits for
+// one short statement at most: the context is checked before each.
 func (d *diskDB) row(ctx context.Context, query string, args ...any) scanner {
+	if err := ctx.Err(); err != nil {
+		return errRow{err}
+	}
 	st, err := d.reads.get(ctx, query)
 	if err != nil {
 		return errRow{err}
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st.QueryRowContext(context.WithoutCancel(ctx), args...)
 }
 
 func (d *diskDB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	st, err := d.reads.get(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(context.WithoutCancel(ctx), args...)
 }
 
 // diskTx is a write transaction, with the writer's statements.

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 )
@@ -43,5 +45,53 @@ func TestTheIndexFileKeepsThePageSizeItWasMadeWith(t *testing.T) {
 		if err := store.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Reads run to their end once started (see diskDB.query), so a cancelled
+// search must be refused before each of its statements: it finds nothing
+// and says why, and the same search with a live context finds the document.
+func TestACancelledSearchOfTheFileIsRefused(t *testing.T) {
+	ctx := t.Context()
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	owner := Owner{"app", "u"}
+	doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: "marker"}, Terms: []string{"marker"}}
+	if err := store.Write(ctx, owner, []StoredDoc{doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.db.flush(ctx); err != nil { // the search reads the file, not the memory
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if res, err := store.Search(cancelled, owner, StoreQuery{Terms: []string{"marker"}, Limit: 10}); !errors.Is(err, context.Canceled) || len(res) != 0 {
+		t.Errorf("a cancelled search gave %d results and error %v; want none and context.Canceled", len(res), err)
+	}
+	// Each statement of a search that is cancelled midway is refused too,
+	// prepared already as a search's are.
+	var n int
+	if err := store.db.row(ctx, `SELECT count(*) FROM docs`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d documents in the file, error %v; want 1", n, err)
+	}
+	if rows, err := store.db.query(ctx, `SELECT key FROM meta`); err != nil {
+		t.Fatal(err)
+	} else {
+		rows.Close()
+	}
+	if rows, err := store.db.query(cancelled, `SELECT key FROM meta`); !errors.Is(err, context.Canceled) {
+		if err == nil {
+			rows.Close()
+		}
+		t.Errorf("a cancelled query: error %v; want context.Canceled", err)
+	}
+	if err := store.db.row(cancelled, `SELECT count(*) FROM docs`).Scan(&n); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled row: error %v; want context.Canceled", err)
+	}
+	if res, err := store.Search(ctx, owner, StoreQuery{Terms: []string{"marker"}, Limit: 10}); err != nil || len(res) != 1 {
+		t.Errorf("the search gave %d results and error %v; want the document", len(res), err)
 	}
 }

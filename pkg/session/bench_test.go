@@ -190,6 +190,27 @@ func BenchmarkGetRecent100(b *testing.B) {
 	}
 }
 
+// BenchmarkGetRecent100FromARequest loads the last 100 of 1,000 events
+// with a context that can be cancelled, as an HTTP request's, which SQLite's
+// driver reads differently from context.Background's (see SQLService.read).
+func BenchmarkGetRecent100FromARequest(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			svc, db := be.open(b)
+			s := mustCreate(b, svc, "s")
+			bulkAppend(b, svc, db, s, 1000)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req := &GetRequest{AppName: s.AppName(), UserID: s.UserID(), SessionID: s.ID(), NumRecentEvents: 100}
+			for b.Loop() {
+				if _, err := svc.Get(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkGetAfter loads the events after a time, the last 10 of a
 // session's, with no NumRecentEvents: what a client polling for new events
 // asks.

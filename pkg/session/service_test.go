@@ -133,3 +133,30 @@ func TestSQLiteWriteConnection(t *testing.T) {
 		}
 	})
 }
+
+// SQLite's reads run to their end once begun (see SQLService.read), so a
+// read asked with a cancelled context must be refused before it begins,
+// and the same read with a live one answers.
+func TestACancelledSQLiteReadIsRefused(t *testing.T) {
+	svc := newSQL(t, sqldbtest.SQLite(t))
+	ctx := t.Context()
+	if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	get := &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s"}
+	list := &session.ListRequest{AppName: "app", UserID: "u"}
+	if _, err := svc.Get(cancelled, get); !errors.Is(err, context.Canceled) {
+		t.Errorf("Get with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := svc.List(cancelled, list); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a cancelled context: %v; want context.Canceled", err)
+	}
+	if _, err := svc.Get(ctx, get); err != nil {
+		t.Errorf("Get: %v", err)
+	}
+	if resp, err := svc.List(ctx, list); err != nil || len(resp.Sessions) != 1 {
+		t.Errorf("List: %v; want the session", err)
+	}
+}
