@@ -53,10 +53,10 @@ func BenchmarkHybridSearchOnDisk(b *testing.B) {
 	if err := idx.Rebuild(context.Background(), sessions, "", ""); err != nil {
 		b.Fatal(err)
 	}
-	for _, cancellable := range []bool{false, true} {
-		b.Run(map[bool]string{false: "background", true: "request"}[cancellable], func(b *testing.B) {
+	for _, name := range []string{"background", "request"} {
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			if cancellable {
+			if name == "request" {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				defer cancel()

@@ -23,17 +23,7 @@ func TestTheIndexFileKeepsThePageSizeItWasMadeWith(t *testing.T) {
 	}
 	raw.Close()
 	for path, want := range map[string]int{filepath.Join(dir, "new.db"): diskPageSize, old: 4096} {
-		store := newDiskStore(path, quiet)
-		if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
-			t.Fatal(err)
-		}
-		doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: "marker"}, Terms: []string{"marker"}}
-		if err := store.Write(ctx, Owner{"app", "u"}, []StoredDoc{doc}); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.db.flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		store := fileWithOneDocument(t, path)
 		var size, docs int
 		var mode string
 		if err := store.db.read.QueryRowContext(ctx, `SELECT page_size, journal_mode, (SELECT count(*) FROM docs) FROM pragma_page_size(), pragma_journal_mode()`).Scan(&size, &mode, &docs); err != nil {
@@ -53,19 +43,9 @@ func TestTheIndexFileKeepsThePageSizeItWasMadeWith(t *testing.T) {
 // and says why, and the same search with a live context finds the document.
 func TestACancelledSearchOfTheFileIsRefused(t *testing.T) {
 	ctx := t.Context()
-	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
-	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
-		t.Fatal(err)
-	}
+	store := fileWithOneDocument(t, filepath.Join(t.TempDir(), "index.db"))
 	defer store.Close()
 	owner := Owner{"app", "u"}
-	doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: "marker"}, Terms: []string{"marker"}}
-	if err := store.Write(ctx, owner, []StoredDoc{doc}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.db.flush(ctx); err != nil { // the search reads the file, not the memory
-		t.Fatal(err)
-	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if res, err := store.Search(cancelled, owner, StoreQuery{Terms: []string{"marker"}, Limit: 10}); !errors.Is(err, context.Canceled) || len(res) != 0 {
@@ -94,4 +74,23 @@ func TestACancelledSearchOfTheFileIsRefused(t *testing.T) {
 	if res, err := store.Search(ctx, owner, StoreQuery{Terms: []string{"marker"}, Limit: 10}); err != nil || len(res) != 1 {
 		t.Errorf("the search gave %d results and error %v; want the document", len(res), err)
 	}
+}
+
+// fileWithOneDocument opens a disk store at path and writes one document,
+// "marker", of owner app/u into its file (not only its memory).
+func fileWithOneDocument(t *testing.T, path string) *diskStore {
+	t.Helper()
+	ctx := t.Context()
+	store := newDiskStore(path, quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	doc := StoredDoc{Document: Document{SessionID: "s", EventID: "e", Text: "marker"}, Terms: []string{"marker"}}
+	if err := store.Write(ctx, Owner{"app", "u"}, []StoredDoc{doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.db.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return store
 }
