@@ -52,9 +52,10 @@ func TestPiecesMatchTheOriginal(t *testing.T) {
 // Each reference text's vectors as a passage (Embed) and as a query
 // (EmbedQueries), computed by onnxruntime from the jar's float32 ONNX
 // file, are matched to cosine 0.999 in float32 from the int8-stored
-// weights, and to 0.99 where the dense layers multiply in int8 (processors
-// with AVX-512 VNNI): every kernel path this machine has, the portable one
-// included (scripts/test runs the suite again with HECTOR_KERNELS=portable).
+// weights, and to 0.99 where the dense layers multiply in int8 (on AVX2,
+// and on AVX-512 VNNI where the processor has it): every kernel path this
+// machine has, the portable one included (scripts/test runs the suite
+// again with HECTOR_KERNELS=portable).
 func TestVectorsMatchTheOriginal(t *testing.T) {
 	ref := readReference(t)
 	embedtest.OnEveryKernel(t, load, func(t *testing.T, m *bert.Model, minimum float64) {

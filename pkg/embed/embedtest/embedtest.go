@@ -125,24 +125,28 @@ func ReadReference(t *testing.T, fingerprint, script string) Reference {
 }
 
 // OnEveryKernel runs check on a model loaded (by load) for float32
-// products and, where this machine has the int8 kernel (and
-// HECTOR_KERNELS leaves it on), again for int8 products, with the cosine
-// its vectors must reach on each: 0.999 and 0.99. scripts/test runs the
-// suite again with HECTOR_KERNELS=portable, for the portable path.
+// products and again for int8 products on each int8 kernel this machine
+// has (AVX2's, and AVX-512 VNNI's where it is there), with the cosine its
+// vectors must reach on each: 0.999 and 0.99. scripts/test runs the suite
+// again with HECTOR_KERNELS=portable, for the portable path.
 func OnEveryKernel[M any](t *testing.T, load func() (M, error), check func(t *testing.T, m M, minimum float64)) {
-	for _, int8 := range []bool{false, true} {
-		if int8 && !mat.Int8 {
-			continue
+	kernels := []string{"float32"}
+	if mat.Kernel {
+		kernels = append(kernels, mat.Int8Kernels()...)
+	}
+	for _, kernel := range kernels {
+		name, minimum := "int8 on "+kernel, 0.99
+		if kernel == "float32" {
+			name, minimum = kernel, 0.999
 		}
-		t.Run(map[bool]string{false: "float32", true: "int8"}[int8], func(t *testing.T) {
-			was := mat.Int8
-			mat.Int8 = int8
+		t.Run(name, func(t *testing.T) {
+			restore := mat.UseInt8(strings.TrimPrefix(kernel, "float32"))
 			m, err := load()
-			mat.Int8 = was
+			restore()
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(t, m, map[bool]float64{false: 0.999, true: 0.99}[int8])
+			check(t, m, minimum)
 		})
 	}
 }

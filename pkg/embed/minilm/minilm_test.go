@@ -37,7 +37,7 @@ func TestPiecesMatchTheOriginal(t *testing.T) {
 // in float32 from the stored weights (its dense layers rounded to int8
 // rows, which cost it 0.999's last step: 0.9985 at worst, where float16
 // made 0.9999; e5's reach 0.999), and to 0.99 where the dense layers
-// multiply in int8 (processors with AVX-512 VNNI).
+// multiply in int8, on each int8 kernel this machine has.
 func TestVectorsMatchTheOriginal(t *testing.T) {
 	ref := readReference(t)
 	embedtest.OnEveryKernel(t, load, func(t *testing.T, m *bert.Model, minimum float64) {

@@ -7,18 +7,51 @@ import (
 )
 
 // Int8 reports whether dense layers made by NewInt8 keep int8 weights and
-// multiply them on AVX-512 VNNI (twice float32's multiply-adds a cycle)
-// rather than in float32. HECTOR_KERNELS=portable or =float32 turns it
-// off.
-var Int8 = haveKernel && int8Usable() && os.Getenv(KernelsEnv) != "portable" && os.Getenv(KernelsEnv) != "float32"
+// multiply them in integers rather than in float32: a quarter of the
+// weights' bytes to read, and more multiply-adds a cycle, on every
+// processor the kernel runs on. HECTOR_KERNELS=portable or =float32 turns
+// it off.
+var Int8 = Kernel && os.Getenv(KernelsEnv) != "float32"
 
-// The int8 kernel's tile: 8 rows × 32 output columns, over steps of 2
+// VNNI reports whether int8 products run on AVX-512 VNNI (a multiply-add
+// of pairs, or of four bytes, into each 32-bit lane in one instruction)
+// rather than on AVX2 (a multiply of pairs, then an add: 1.5 times
+// float32's multiply-adds a cycle on Zen 3). HECTOR_KERNELS=avx2 takes
+// AVX2 where VNNI is there too: how the tests cover both.
+var VNNI = Int8 && vnniUsable() && os.Getenv(KernelsEnv) != "avx2"
+
+// Int8Kernels names the int8 kernels this machine has, whatever
+// HECTOR_KERNELS says: "avx2", and "vnni" with AVX-512 VNNI. For tests
+// that cover each.
+func Int8Kernels() []string {
+	switch {
+	case !haveKernel || !kernelUsable():
+		return nil
+	case !vnniUsable():
+		return []string{"avx2"}
+	}
+	return []string{"avx2", "vnni"}
+}
+
+// UseInt8 makes NewInt8 lay weights out for the int8 kernel named ("" for
+// none: float32), and returns what puts the choice back. For tests.
+func UseInt8(kernel string) (restore func()) {
+	int8, vnni := Int8, VNNI
+	Int8, VNNI = kernel != "", kernel == "vnni"
+	return func() { Int8, VNNI = int8, vnni }
+}
+
+// The VNNI kernel's tile: 8 rows × 32 output columns, over steps of 2
 // inputs with 16-bit activations (one VNNI dot product of two 16-bit
 // pairs per 32-bit lane), or of 4 with 8-bit ones (four byte products); a
-// tail of 4 rows or fewer takes a tile of 4.
+// tail of 4 rows or fewer takes a tile of 4. A panel of weights is 32
+// columns wide whatever the kernel; the AVX2 kernel's tile is 6 rows ×
+// half a panel (3 in a tail), its 16 registers' worth.
 const (
 	int8Rows  = 8
 	int8Width = 32
+	avx2Rows  = 6
+	avx2Width = 16
 )
 
 // Activations is how many bits a dense layer's int8 product quantises its
@@ -33,7 +66,9 @@ const (
 	// Activations8: twice the multiply-adds an instruction (VPDPBUSD), for
 	// a model whose vectors stay close to its original's so: e5-small-v2's
 	// lowest cosine to its reference vectors is 0.998 (0.9997 with 16);
-	// all-MiniLM-L6-v2's falls to 0.979, and it keeps 16.
+	// all-MiniLM-L6-v2's falls to 0.979, and it keeps 16. Without VNNI
+	// the products take 16 bits anyway: AVX2's byte product (VPMADDUBSW)
+	// saturates at 16 bits, where two of 255 × 127 do not fit.
 	Activations8 Activations = 8
 )
 
@@ -42,8 +77,9 @@ const (
 // them as it loads them, the width of the activations they multiply;
 // kept in 8 bits they take half the memory and half the reading.
 type int8Weights struct {
-	step  int // inputs a 32-bit lane sums: 2 with 16-bit activations, 4 with 8-bit
-	steps int // In rounded up to a whole step, in steps
+	vnni  bool // the kernel it multiplies on: VNNI's, else AVX2's
+	step  int  // inputs a 32-bit lane sums: 2 with 16-bit activations, 4 with 8-bit
+	steps int  // In rounded up to a whole step, in steps
 	// panels: int8Width columns each, steps of int8Width × step weights
 	// (one column's step inputs together), zeros past Out and In.
 	panels []int8
@@ -58,7 +94,8 @@ type int8Weights struct {
 // quantised to int8: where Int8, its products quantise each row of x to
 // the bits given (scaled by its largest magnitude), and come out within
 // about 0.5% of float32's with 16 bits (1% with 8), enough for an
-// encoder's vectors, not for exact arithmetic. Elsewhere it is NewLinear.
+// encoder's vectors, not for exact arithmetic. Where not, it is
+// NewLinear.
 func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 	if !Int8 || w.Cols == 0 || w.Rows == 0 {
 		return NewLinear(w, bias)
@@ -67,8 +104,8 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 	panels := (l.Out + int8Width - 1) / int8Width
 	l.bias = make([]float32, panels*int8Width)
 	copy(l.bias, bias)
-	q := &int8Weights{step: 2}
-	if bits == Activations8 {
+	q := &int8Weights{vnni: VNNI, step: 2}
+	if bits == Activations8 && q.vnni {
 		q.step = 4
 		q.offset = make([]int32, len(l.bias))
 	}
@@ -76,7 +113,7 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 	// The 32-bit sums must not overflow: In products of 127 × levels at
 	// most (255 × 127 with 8-bit activations, which overflow nowhere near).
 	q.levels = float32(min(math.MaxInt16, math.MaxInt32/(127*(q.step*q.steps))))
-	if bits == Activations8 {
+	if q.step == 4 {
 		q.levels = 127
 	}
 	q.panels = make([]int8, panels*q.steps*int8Width*q.step)
@@ -108,26 +145,30 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 // int8Of is x·Wᵀ + b on the int8 kernel.
 func (l *Linear) int8Of(x, out Matrix) {
 	q := l.q
+	tileRows, tileWidth := int8Rows, int8Width
+	if !q.vnni {
+		tileRows, tileWidth = avx2Rows, avx2Width
+	}
 	// A row's activations are padded to whole steps, the last tile with
 	// rows, that the kernel multiplies and nothing reads: the weights past
 	// In are zeros, and the padding rows' results are left out. So the
 	// buffers, kept from one product to the next, are never cleared.
 	stride := q.steps * q.step
-	rows := (x.Rows + int8Rows - 1) / int8Rows * int8Rows
+	rows := (x.Rows + tileRows - 1) / tileRows * tileRows
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
 	scales := grow(&s.scales, rows)
-	// tile multiplies rows i to i+8 (or i+4, with four) by panel b, whose
-	// first column is col, into c.
-	var tile func(four bool, i int, b *int8, col int, c *float32, ldc int)
+	// tile multiplies rows i to i+tileRows (or half as many, with short)
+	// by the weights at b, whose first column is col, into c.
+	var tile func(short bool, i int, b *int8, col int, c *float32, ldc int)
 	if q.step == 4 {
 		a := grow(&s.bytes, rows*stride)
 		for i := range x.Rows {
 			scales[i] = quantiseBytes(a[i*stride:][:l.In], x.Row(i), q.levels)
 		}
-		tile = func(four bool, i int, b *int8, col int, c *float32, ldc int) {
+		tile = func(short bool, i int, b *int8, col int, c *float32, ldc int) {
 			kernel := int8Tile8x32u
-			if four {
+			if short {
 				kernel = int8Tile4x32u
 			}
 			kernel(&a[i*stride], stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
@@ -137,32 +178,39 @@ func (l *Linear) int8Of(x, out Matrix) {
 		for i := range x.Rows {
 			scales[i] = quantise(a[i*stride:][:l.In], x.Row(i), q.levels)
 		}
-		tile = func(four bool, i int, b *int8, col int, c *float32, ldc int) {
-			kernel := int8Tile8x32
-			if four {
-				kernel = int8Tile4x32
+		full, short := int8Tile8x32, int8Tile4x32
+		if !q.vnni {
+			full, short = int8Tile6x16, int8Tile3x16
+		}
+		tile = func(isShort bool, i int, b *int8, col int, c *float32, ldc int) {
+			kernel := full
+			if isShort {
+				kernel = short
 			}
 			kernel(&a[i*stride], 2*stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
 		}
 	}
-	split(len(l.bias)/int8Width, x.Rows*l.Out*l.In, func(from, to int) {
+	split(len(l.bias)/tileWidth, x.Rows*l.Out*l.In, func(from, to int) {
 		var edge [int8Rows * int8Width]float32
 		for p := from; p < to; p++ {
-			b := &q.panels[p*q.steps*int8Width*q.step]
-			col := p * int8Width
-			cols := min(int8Width, l.Out-col)
-			for i := 0; i < x.Rows; i += int8Rows {
-				four, n := x.Rows-i <= int8Rows/2, int8Rows // a short tail: half the padded tile's work
-				if four {
-					n = int8Rows / 2
+			col := p * tileWidth
+			if col >= l.Out {
+				continue // the last panel's second half, all padding
+			}
+			b := &q.panels[(col/int8Width*q.steps*int8Width+col%int8Width)*q.step]
+			cols := min(tileWidth, l.Out-col)
+			for i := 0; i < x.Rows; i += tileRows {
+				short, n := x.Rows-i <= tileRows/2, tileRows // a short tail: half the padded tile's work
+				if short {
+					n = tileRows / 2
 				}
-				if cols == int8Width && i+n <= x.Rows {
-					tile(four, i, b, col, &out.Data[i*l.Out+col], l.Out)
+				if cols == tileWidth && i+n <= x.Rows {
+					tile(short, i, b, col, &out.Data[i*l.Out+col], l.Out)
 					continue
 				}
-				tile(four, i, b, col, &edge[0], int8Width)
+				tile(short, i, b, col, &edge[0], tileWidth)
 				for r := range min(n, x.Rows-i) {
-					copy(out.Data[(i+r)*l.Out+col:][:cols], edge[r*int8Width:])
+					copy(out.Data[(i+r)*l.Out+col:][:cols], edge[r*tileWidth:])
 				}
 			}
 		}

@@ -221,31 +221,35 @@ loop4u:
 
 // func maxAbs16(x *float32, n int) float32
 //
-// The largest |x[i]| for i < n, n a positive multiple of 16.
+// The largest |x[i]| for i < n, n a positive multiple of 16. AVX2 only:
+// both int8 kernels quantise with it.
 TEXT ·maxAbs16(SB), NOSPLIT, $0-20
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
 	SHRQ         $4, CX
 	MOVL         $0x7fffffff, AX
-	VPBROADCASTD AX, Z1
-	VPXORD       Z0, Z0, Z0
+	MOVD         AX, X2
+	VPBROADCASTD X2, Y2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
 
 maxloop:
-	VANDPS (SI), Z1, Z2
-	VMAXPS Z2, Z0, Z0
+	VANDPS (SI), Y2, Y3
+	VMAXPS Y3, Y0, Y0
+	VANDPS 32(SI), Y2, Y4
+	VMAXPS Y4, Y1, Y1
 	ADDQ   $64, SI
 	DECQ   CX
 	JNZ    maxloop
 
-	VEXTRACTF32X8 $1, Z0, Y1
-	VMAXPS        Y1, Y0, Y0
-	VEXTRACTF128  $1, Y0, X1
-	VMAXPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VMAXPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VMAXPS        X1, X0, X0
-	VMOVSS        X0, ret+16(FP)
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -253,17 +257,22 @@ maxloop:
 //
 // dst[i] = round(x[i]·inv) for i < n, n a positive multiple of 16,
 // rounding halves to even (the processor's default); |x[i]·inv| < 2¹⁵.
+// AVX2 only: VPACKSSDW packs within each 128-bit half, which VPERMQ puts
+// back in order.
 TEXT ·quantise16(SB), NOSPLIT, $0-28
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
 	SHRQ         $4, CX
-	VBROADCASTSS inv+24(FP), Z1
+	VBROADCASTSS inv+24(FP), Y2
 
 qloop:
-	VMULPS    (SI), Z1, Z0
-	VCVTPS2DQ Z0, Z0
-	VPMOVDW   Z0, Y0
+	VMULPS    (SI), Y2, Y0
+	VMULPS    32(SI), Y2, Y1
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VPACKSSDW Y1, Y0, Y0
+	VPERMQ    $0xd8, Y0, Y0
 	VMOVDQU   Y0, (DI)
 	ADDQ      $64, SI
 	ADDQ      $32, DI

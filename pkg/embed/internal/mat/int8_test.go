@@ -7,16 +7,23 @@ import (
 	"testing"
 )
 
-// withInt8 runs fn with the int8 kernel, and skips where this machine has
-// none.
-func withInt8(t testing.TB, fn func()) {
-	if !(haveKernel && int8Usable()) {
-		t.Skip("n/a: this processor has no AVX-512 VNNI, which the int8 kernel needs")
+// int8Kernels is Int8Kernels, skipping where this machine has none.
+func int8Kernels(t testing.TB) []string {
+	kernels := Int8Kernels()
+	if len(kernels) == 0 {
+		t.Skip("n/a: this processor has no AVX2 and FMA, which the int8 kernels need")
 	}
-	was := Int8
-	Int8 = true
-	defer func() { Int8 = was }()
-	fn()
+	if len(kernels) == 1 {
+		t.Log("this processor has no AVX-512 VNNI: only the AVX2 int8 kernel is tested")
+	}
+	return kernels
+}
+
+// useInt8 is UseInt8 until t ends, or until restore is called.
+func useInt8(t testing.TB, kernel string) (restore func()) {
+	restore = UseInt8(kernel)
+	t.Cleanup(restore)
+	return restore
 }
 
 // dequantised is what the int8 product multiplies, back in float32: x's
@@ -88,15 +95,25 @@ func checkInt8(t *testing.T, x, w Matrix, bias []float32, bits Activations) {
 	}
 }
 
-// Every tail around the 8×32 and 4×32 tiles and the input steps, and the
-// encoders' own shapes, with activations in 16 bits and in 8.
+// Every tail around the tiles (8 and 4 rows × 32 columns with VNNI, 6 and
+// 3 × 16 with AVX2) and the input steps, and the encoders' own shapes,
+// with activations in 16 bits and in 8, on each int8 kernel.
 func TestInt8MatchesTheReference(t *testing.T) {
-	withInt8(t, func() {
+	for _, kernel := range int8Kernels(t) {
+		t.Run(kernel, func(t *testing.T) {
+			useInt8(t, kernel)
+			int8MatchesTheReference(t)
+		})
+	}
+}
+
+func int8MatchesTheReference(t *testing.T) {
+	{
 		for _, bits := range []Activations{Activations16, Activations8} {
 			r := rand.New(rand.NewPCG(3, 4))
-			for _, rows := range []int{1, 2, 4, 5, 7, 8, 9, 12, 16, 17, 20, 31} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 31} {
 				for _, in := range []int{1, 3, 4, 5, 7, 33, 384} {
-					for _, out := range []int{1, 15, 31, 32, 33, 64, 384} {
+					for _, out := range []int{1, 15, 16, 17, 31, 32, 33, 48, 64, 384} {
 						checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data, bits)
 					}
 				}
@@ -111,40 +128,55 @@ func TestInt8MatchesTheReference(t *testing.T) {
 			clear(w.Row(5))
 			checkInt8(t, x, w, random(r, 1, 33).Data, bits)
 		}
-	})
+	}
 }
 
 // The vector instructions quantise a row as the Go loop does: the same
-// scale, the same integers (halves rounded to even), at every length.
+// scale, the same integers (halves rounded to even), at every length, to
+// 16-bit words at the extremes of their range (both int8 kernels) and to
+// bytes (VNNI's alone).
 func TestQuantiseMatchesGo(t *testing.T) {
-	withInt8(t, func() {
-		r := rand.New(rand.NewPCG(11, 12))
-		for n := 1; n <= 70; n++ {
-			x := make([]float32, n)
-			for k := range x {
-				x[k] = r.Float32()*2 - 1
-			}
-			// The largest, 4, makes the steps 2 apart: 1 and 3 are halves,
-			// and round to 0 and 2.
-			x[0], x[n/2] = 1, -3
-			x[n-1] = 4
-			got, bytes := make([]int16, n), make([]uint8, n)
-			scale, byteScale := quantise(got, x, 2), quantiseBytes(bytes, x, 2)
-			var top float32
-			for _, v := range x {
-				top = max(top, float32(math.Abs(float64(v))))
-			}
-			if scale != top/2 || byteScale != top/2 {
-				t.Fatalf("n=%d: scales %g and %g (bytes), want %g", n, scale, byteScale, top/2)
+	if !(haveKernel && kernelUsable()) {
+		t.Skip("n/a: this processor has no AVX2 and FMA, which the int8 kernels need")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 70; n++ {
+		x := make([]float32, n)
+		for k := range x {
+			x[k] = r.Float32()*2 - 1
+		}
+		// The largest, 4, makes the steps 2 apart with 2 levels: 1 and 3
+		// are halves, and round to 0 and 2.
+		x[0], x[n/2] = 1, -3
+		x[n-1] = 4
+		var top float32
+		for _, v := range x {
+			top = max(top, float32(math.Abs(float64(v))))
+		}
+		for _, levels := range []float32{2, math.MaxInt16} {
+			got := make([]int16, n)
+			if scale := quantise(got, x, levels); scale != top/levels {
+				t.Fatalf("n=%d, %g levels: scale %g, want %g", n, levels, scale, top/levels)
 			}
 			for k, v := range x {
-				want := int16(math.RoundToEven(float64(v * (2 / top))))
-				if got[k] != want || int(bytes[k]) != int(want)+128 {
-					t.Fatalf("n=%d: value %d (%g) quantised to %d and byte %d, want %d and %d", n, k, v, got[k], bytes[k], want, want+128)
+				if want := int16(math.RoundToEven(float64(v * (levels / top)))); got[k] != want {
+					t.Fatalf("n=%d, %g levels: value %d (%g) quantised to %d, want %d", n, levels, k, v, got[k], want)
 				}
 			}
 		}
-	})
+		if !vnniUsable() {
+			continue
+		}
+		bytes := make([]uint8, n)
+		if scale := quantiseBytes(bytes, x, 2); scale != top/2 {
+			t.Fatalf("n=%d: scale %g (bytes), want %g", n, scale, top/2)
+		}
+		for k, v := range x {
+			if want := int(math.RoundToEven(float64(v*(2/top)))) + 128; int(bytes[k]) != want {
+				t.Fatalf("n=%d: value %d (%g) quantised to byte %d, want %d", n, k, v, bytes[k], want)
+			}
+		}
+	}
 }
 
 func TestInt8IsOffWhenPortableIsAsked(t *testing.T) {
@@ -162,9 +194,12 @@ func FuzzInt8(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rows, in, out uint8, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 9))
 		bits := map[bool]Activations{false: Activations16, true: Activations8}[seed%2 == 1]
-		withInt8(t, func() {
-			checkInt8(t, random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data, bits)
-		})
+		x, w, bias := random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data
+		for _, kernel := range int8Kernels(t) {
+			restore := useInt8(t, kernel)
+			checkInt8(t, x, w, bias, bits)
+			restore()
+		}
 	})
 }
 
@@ -174,13 +209,14 @@ func FuzzInt8(f *testing.F) {
 //	go test -run '^$' -bench Int8 -cpu 1 ./pkg/embed/internal/mat
 func BenchmarkInt8(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	withInt8(b, func() {
+	for _, kernel := range int8Kernels(b) {
+		restore := useInt8(b, kernel)
 		for _, bits := range []Activations{Activations16, Activations8} {
 			for _, rows := range []int{16, 20, 256} { // 20: a question with its prefix and marks
 				for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
 					in, out := shape[0], shape[1]
 					l, x := NewInt8(random(r, out, in), random(r, 1, out).Data, bits), random(r, rows, in)
-					b.Run(fmt.Sprintf("activations=%d/rows=%d/%dx%d", bits, rows, in, out), func(b *testing.B) {
+					b.Run(fmt.Sprintf("%s/activations=%d/rows=%d/%dx%d", kernel, bits, rows, in, out), func(b *testing.B) {
 						for b.Loop() {
 							l.Of(x)
 						}
@@ -189,5 +225,6 @@ func BenchmarkInt8(b *testing.B) {
 				}
 			}
 		}
-	})
+		restore()
+	}
 }

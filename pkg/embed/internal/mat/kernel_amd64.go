@@ -15,12 +15,12 @@ func kernelUsable() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
 //go:noescape
 func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32, ldc int)
 
-// The int8 kernel needs AVX-512's 32 registers and VNNI's byte dot
+// The VNNI int8 kernel needs AVX-512's 32 registers and VNNI's dot
 // products (Intel since 2019's Cascade Lake, AMD since Zen 4), and widens,
 // narrows and masks with the BW, DQ and VL extensions every such processor
 // has. HasAVX512 also says the operating system saves the 512-bit
-// registers.
-func int8Usable() bool {
+// registers. Elsewhere the int8 products take the AVX2 kernel.
+func vnniUsable() bool {
 	x := cpu.X86
 	return x.HasAVX512 && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512VNNI
 }
@@ -38,6 +38,14 @@ func int8Tile8x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, col
 
 //go:noescape
 func int8Tile4x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
+
+// int8Tile6x16 and int8Tile3x16, the AVX2 kernel's, are in int8_avx2_amd64.s.
+//
+//go:noescape
+func int8Tile6x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
+
+//go:noescape
+func int8Tile3x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 
 // maxAbs16, quantise16 and quantiseBytes16 are in int8_amd64.s.
 //

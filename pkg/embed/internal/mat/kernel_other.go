@@ -11,13 +11,21 @@ func tile6x16(a *float32, lda int, b *float32, k int, bias *float32, c *float32,
 	panic("mat: no kernel on this machine")
 }
 
-func int8Usable() bool { return false }
+func vnniUsable() bool { return false }
 
 func int8Tile8x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
 	panic("mat: no int8 kernel on this machine")
 }
 
 func int8Tile4x32(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
+	panic("mat: no int8 kernel on this machine")
+}
+
+func int8Tile6x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
+	panic("mat: no int8 kernel on this machine")
+}
+
+func int8Tile3x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int) {
 	panic("mat: no int8 kernel on this machine")
 }
 

@@ -212,11 +212,12 @@ func TestIntoOverwritesWhatOutHeld(t *testing.T) {
 		}
 	}
 	t.Run("float32", func(t *testing.T) { check(t, NewLinear) })
-	for _, bits := range []Activations{Activations16, Activations8} {
-		t.Run(fmt.Sprintf("int8, %d-bit activations", bits), func(t *testing.T) {
-			withInt8(t, func() {
+	for _, kernel := range int8Kernels(t) {
+		for _, bits := range []Activations{Activations16, Activations8} {
+			t.Run(fmt.Sprintf("int8 on %s, %d-bit activations", kernel, bits), func(t *testing.T) {
+				useInt8(t, kernel)
 				check(t, func(w Matrix, bias []float32) *Linear { return NewInt8(w, bias, bits) })
 			})
-		})
+		}
 	}
 }
