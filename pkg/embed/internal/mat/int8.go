@@ -178,14 +178,14 @@ func (l *Linear) int8Of(x, out Matrix) {
 		for i := range x.Rows {
 			scales[i] = quantise(a[i*stride:][:l.In], x.Row(i), q.levels)
 		}
-		full, short := int8Tile8x32, int8Tile4x32
+		whole, tail := int8Tile8x32, int8Tile4x32
 		if !q.vnni {
-			full, short = int8Tile6x16, int8Tile3x16
+			whole, tail = int8Tile6x16, int8Tile3x16
 		}
-		tile = func(isShort bool, i int, b *int8, col int, c *float32, ldc int) {
-			kernel := full
-			if isShort {
-				kernel = short
+		tile = func(short bool, i int, b *int8, col int, c *float32, ldc int) {
+			kernel := whole
+			if short {
+				kernel = tail
 			}
 			kernel(&a[i*stride], 2*stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
 		}

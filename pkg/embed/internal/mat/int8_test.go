@@ -108,26 +108,24 @@ func TestInt8MatchesTheReference(t *testing.T) {
 }
 
 func int8MatchesTheReference(t *testing.T) {
-	{
-		for _, bits := range []Activations{Activations16, Activations8} {
-			r := rand.New(rand.NewPCG(3, 4))
-			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 31} {
-				for _, in := range []int{1, 3, 4, 5, 7, 33, 384} {
-					for _, out := range []int{1, 15, 16, 17, 31, 32, 33, 48, 64, 384} {
-						checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data, bits)
-					}
+	for _, bits := range []Activations{Activations16, Activations8} {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 31} {
+			for _, in := range []int{1, 3, 4, 5, 7, 33, 384} {
+				for _, out := range []int{1, 15, 16, 17, 31, 32, 33, 48, 64, 384} {
+					checkInt8(t, random(r, rows, in), random(r, out, in), random(r, 1, out).Data, bits)
 				}
 			}
-			for _, rows := range []int{16, 200} {
-				checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data, bits)
-				checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data, bits)
-			}
-			// Zero rows and zero columns quantise to scale 0, not to NaN.
-			x, w := random(r, 9, 40), random(r, 33, 40)
-			clear(x.Row(3))
-			clear(w.Row(5))
-			checkInt8(t, x, w, random(r, 1, 33).Data, bits)
 		}
+		for _, rows := range []int{16, 200} {
+			checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data, bits)
+			checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data, bits)
+		}
+		// Zero rows and zero columns quantise to scale 0, not to NaN.
+		x, w := random(r, 9, 40), random(r, 33, 40)
+		clear(x.Row(3))
+		clear(w.Row(5))
+		checkInt8(t, x, w, random(r, 1, 33).Data, bits)
 	}
 }
 
