@@ -130,17 +130,17 @@ func ReadReference(t *testing.T, fingerprint, script string) Reference {
 // vectors must reach on each: 0.999 and 0.99. scripts/test runs the suite
 // again with HECTOR_KERNELS=portable, for the portable path.
 func OnEveryKernel[M any](t *testing.T, load func() (M, error), check func(t *testing.T, m M, minimum float64)) {
-	kernels := []string{"float32"}
+	kernels := []string{""} // float32
 	if mat.Kernel {
 		kernels = append(kernels, mat.Int8Kernels()...)
 	}
 	for _, kernel := range kernels {
 		name, minimum := "int8 on "+kernel, 0.99
-		if kernel == "float32" {
-			name, minimum = kernel, 0.999
+		if kernel == "" {
+			name, minimum = "float32", 0.999
 		}
 		t.Run(name, func(t *testing.T) {
-			restore := mat.UseInt8(strings.TrimPrefix(kernel, "float32"))
+			restore := mat.UseInt8(kernel)
 			m, err := load()
 			restore()
 			if err != nil {

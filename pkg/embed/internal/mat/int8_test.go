@@ -19,12 +19,8 @@ func int8Kernels(t testing.TB) []string {
 	return kernels
 }
 
-// useInt8 is UseInt8 until t ends, or until restore is called.
-func useInt8(t testing.TB, kernel string) (restore func()) {
-	restore = UseInt8(kernel)
-	t.Cleanup(restore)
-	return restore
-}
+// useInt8 is UseInt8 until t ends.
+func useInt8(t testing.TB, kernel string) { t.Cleanup(UseInt8(kernel)) }
 
 // dequantised is what the int8 product multiplies, back in float32: x's
 // rows and W's columns as their integers times their scales.
@@ -194,7 +190,7 @@ func FuzzInt8(f *testing.F) {
 		bits := map[bool]Activations{false: Activations16, true: Activations8}[seed%2 == 1]
 		x, w, bias := random(r, int(rows)%64+1, int(in)%200+1), random(r, int(out)%80+1, int(in)%200+1), random(r, 1, int(out)%80+1).Data
 		for _, kernel := range int8Kernels(t) {
-			restore := useInt8(t, kernel)
+			restore := UseInt8(kernel)
 			checkInt8(t, x, w, bias, bits)
 			restore()
 		}
@@ -208,7 +204,7 @@ func FuzzInt8(f *testing.F) {
 func BenchmarkInt8(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, kernel := range int8Kernels(b) {
-		restore := useInt8(b, kernel)
+		restore := UseInt8(kernel)
 		for _, bits := range []Activations{Activations16, Activations8} {
 			for _, rows := range []int{16, 20, 256} { // 20: a question with its prefix and marks
 				for _, shape := range [][2]int{{384, 384}, {384, 1536}, {1536, 384}} {
