@@ -157,45 +157,26 @@ func (l *Linear) int8Of(x, out Matrix) {
 	rows := (x.Rows + tileRows - 1) / tileRows * tileRows
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
-	scales := grow(&s.scales, rows)
-	// tile multiplies rows i to i+tileRows (or half as many, with short)
-	// by the weights at b, whose first column is col, into c.
-	var tile func(short bool, i int, b *int8, col int, c *float32, ldc int)
+	t := tiles{q: q, l: l, lda: stride, scales: grow(&s.scales, rows)}
 	if q.step == 4 {
-		a := grow(&s.bytes, rows*stride)
+		t.bytes = grow(&s.bytes, rows*stride)
 		for i := range x.Rows {
-			scales[i] = quantiseBytes(a[i*stride:][:l.In], x.Row(i), q.levels)
-		}
-		tile = func(short bool, i int, b *int8, col int, c *float32, ldc int) {
-			kernel := int8Tile8x32u
-			if short {
-				kernel = int8Tile4x32u
-			}
-			kernel(&a[i*stride], stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
+			t.scales[i] = quantiseBytes(t.bytes[i*stride:][:l.In], x.Row(i), q.levels)
 		}
 	} else {
-		a := grow(&s.words, rows*stride)
+		t.words = grow(&s.words, rows*stride)
 		for i := range x.Rows {
-			scales[i] = quantise(a[i*stride:][:l.In], x.Row(i), q.levels)
-		}
-		whole, tail := int8Tile8x32, int8Tile4x32
-		if !q.vnni {
-			whole, tail = int8Tile6x16, int8Tile3x16
-		}
-		tile = func(short bool, i int, b *int8, col int, c *float32, ldc int) {
-			kernel := whole
-			if short {
-				kernel = tail
-			}
-			kernel(&a[i*stride], 2*stride, &scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+			t.scales[i] = quantise(t.words[i*stride:][:l.In], x.Row(i), q.levels)
 		}
 	}
-	split(len(l.bias)/tileWidth, x.Rows*l.Out*l.In, func(from, to int) {
+	// A part is a whole panel, all its tiles on one core: the AVX2 tiles
+	// take half a panel's columns, but a panel's every cache line holds
+	// both halves, and two cores sharing the halves each read it all.
+	split(len(l.bias)/int8Width, x.Rows*l.Out*l.In, func(from, to int) {
 		var edge [int8Rows * int8Width]float32
-		for p := from; p < to; p++ {
-			col := p * tileWidth
+		for col := from * int8Width; col < to*int8Width; col += tileWidth {
 			if col >= l.Out {
-				continue // the last panel's second half, all padding
+				break // the last panel's second half, all padding
 			}
 			b := &q.panels[(col/int8Width*q.steps*int8Width+col%int8Width)*q.step]
 			cols := min(tileWidth, l.Out-col)
@@ -205,10 +186,10 @@ func (l *Linear) int8Of(x, out Matrix) {
 					n = tileRows / 2
 				}
 				if cols == tileWidth && i+n <= x.Rows {
-					tile(short, i, b, col, &out.Data[i*l.Out+col], l.Out)
+					t.tile(short, i, b, col, &out.Data[i*l.Out+col], l.Out)
 					continue
 				}
-				tile(short, i, b, col, &edge[0], tileWidth)
+				t.tile(short, i, b, col, &edge[0], tileWidth)
 				for r := range min(n, x.Rows-i) {
 					copy(out.Data[(i+r)*l.Out+col:][:cols], edge[r*tileWidth:])
 				}
@@ -217,12 +198,50 @@ func (l *Linear) int8Of(x, out Matrix) {
 	})
 }
 
-// scratch is an int8 product's quantised activations and their scales,
-// kept for the next product (see Into).
+// tiles is one product's quantised activations (words or bytes, lda
+// apart, each row's scale in scales), for its kernel to multiply a tile
+// at a time.
+type tiles struct {
+	q      *int8Weights
+	l      *Linear
+	lda    int
+	words  []int16
+	bytes  []uint8
+	scales []float32
+}
+
+// tile multiplies rows i to i+tileRows (or half as many, with short) by
+// the weights at b, whose first column is col, into c. Each kernel is
+// called by name, not through a func value, so that c (a tile of the
+// caller's stack at a product's edge) is known not to escape: through a
+// func value it was allocated afresh for every part of every product, a
+// megabyte a question.
+func (t *tiles) tile(short bool, i int, b *int8, col int, c *float32, ldc int) {
+	q, l := t.q, t.l
+	switch {
+	case q.step == 4 && short:
+		int8Tile4x32u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
+	case q.step == 4:
+		int8Tile8x32u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
+	case q.vnni && short:
+		int8Tile4x32(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+	case q.vnni:
+		int8Tile8x32(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+	case short:
+		int8Tile3x16(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+	default:
+		int8Tile6x16(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
+	}
+}
+
+// scratch is a product's buffers, kept for the next product (see Into):
+// an int8 product's quantised activations and their scales, a float32
+// product's last rows padded to a tile.
 type scratch struct {
 	words  []int16
 	bytes  []uint8
 	scales []float32
+	floats []float32
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}

@@ -178,8 +178,10 @@ func (l *Linear) Into(x, out Matrix) {
 	full := x.Rows - x.Rows%tileRows
 	var tail []float32
 	if full < x.Rows {
-		tail = make([]float32, tileRows*l.In)
-		copy(tail, x.Data[full*l.In:])
+		s := scratches.Get().(*scratch)
+		defer scratches.Put(s)
+		tail = grow(&s.floats, tileRows*l.In)
+		clear(tail[copy(tail, x.Data[full*l.In:]):])
 	}
 	split(len(l.bias)/panelWidth, x.Rows*l.Out*l.In, func(from, to int) { l.panelsOf(x, tail, out, from, to) })
 }

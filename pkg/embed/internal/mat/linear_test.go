@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -217,6 +218,47 @@ func TestIntoOverwritesWhatOutHeld(t *testing.T) {
 			t.Run(fmt.Sprintf("int8 on %s, %d-bit activations", kernel, bits), func(t *testing.T) {
 				useInt8(t, kernel)
 				check(t, func(w Matrix, bias []float32) *Linear { return NewInt8(w, bias, bits) })
+			})
+		}
+	}
+}
+
+// TestAProductAllocatesNoBuffer: a product keeps its buffers from one
+// call to the next (the float32 path's last rows padded to a tile, the
+// int8 path's tile at an edge), so a question's hundreds of products do
+// not each allocate a tile's worth for the collector: they allocated
+// 1.5 MB a question when the edge tile escaped through a func value.
+func TestAProductAllocatesNoBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("n/a under the race detector, whose sync.Pool drops buffers on purpose")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	// 20 rows and 70 columns: a tail of rows and an edge of columns on
+	// every kernel.
+	x, w, bias := random(r, 20, 100), random(r, 70, 100), random(r, 1, 70).Data
+	check := func(t *testing.T, l *Linear) {
+		out := New(x.Rows, l.Out)
+		l.Into(x, out) // the buffers are made once
+		const runs = 100
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			l.Into(x, out)
+		}
+		runtime.ReadMemStats(&after)
+		// A tile of the smallest kernel is 6 rows × 16 columns of float32
+		// (384 bytes); what a product may allocate (its closure, a job for
+		// a helper) is smaller.
+		if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun >= 384 {
+			t.Errorf("a product allocated %d bytes, want less than a tile's 384", perRun)
+		}
+	}
+	t.Run("float32", func(t *testing.T) { check(t, NewLinear(w, bias)) })
+	for _, kernel := range int8Kernels(t) {
+		for _, bits := range []Activations{Activations16, Activations8} {
+			t.Run(fmt.Sprintf("int8 on %s, %d-bit activations", kernel, bits), func(t *testing.T) {
+				useInt8(t, kernel)
+				check(t, NewInt8(w, bias, bits))
 			})
 		}
 	}
