@@ -230,7 +230,7 @@ func TestIntoOverwritesWhatOutHeld(t *testing.T) {
 // 1.5 MB a question when the edge tile escaped through a func value.
 func TestAProductAllocatesNoBuffer(t *testing.T) {
 	if raceEnabled {
-		t.Skip("n/a under the race detector, whose sync.Pool drops buffers on purpose")
+		t.Skip("second pass: measured without the race detector, whose sync.Pool drops buffers on purpose")
 	}
 	r := rand.New(rand.NewPCG(9, 10))
 	// 20 rows and 70 columns: a tail of rows and an edge of columns on
