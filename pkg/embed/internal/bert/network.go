@@ -191,28 +191,18 @@ func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 	qkv := mat.Reuse(&b.qkv, x.Rows, 3*width)
 	l.qkv.Into(x, qkv)
 	ctx := mat.Reuse(&b.ctx, x.Rows, width)
+	if len(b.heads) < n.Heads {
+		b.heads = make([]headBuffers, n.Heads)
+	}
 	for _, sp := range spans {
-		rows := sp.to - sp.from
-		qh, kh, vh := mat.Reuse(&b.qh, rows, headWidth), mat.Reuse(&b.kh, rows, headWidth), mat.Reuse(&b.vh, rows, headWidth)
-		scores, attended := mat.Reuse(&b.scores, rows, rows), mat.Reuse(&b.attended, rows, headWidth)
-		for h := range n.Heads {
-			c := h * headWidth
-			for t := range rows {
-				r := sp.from + t
-				row := qkv.Row(r)
-				copy(qh.Row(t), row[c:c+headWidth])
-				copy(kh.Row(t), row[width+c:width+c+headWidth])
-				copy(vh.Row(t), row[2*width+c:2*width+c+headWidth])
+		// A text's heads go to the other core too when its helper is
+		// awake: on the caller alone they were 0.45 ms of a 15-piece
+		// question's 6.1 ms on two cores.
+		mat.Share(n.Heads, func(from, to int) {
+			for h := from; h < to; h++ {
+				b.heads[h].attend(qkv, ctx, sp, h*headWidth, headWidth)
 			}
-			b.pair.ProductT(qh, kh, scores)
-			for t := range rows {
-				mat.Softmax(scores.Row(t))
-			}
-			b.pair.Product(scores, vh, attended)
-			for t := range rows {
-				copy(ctx.Row(sp.from + t)[c:c+headWidth], attended.Row(t))
-			}
-		}
+		})
 	}
 	h := mat.Reuse(&b.h, x.Rows, width)
 	l.out.Into(ctx, h)
@@ -229,7 +219,36 @@ func (l *layer) apply(x mat.Matrix, spans []span, n *network, b *buffers) {
 // buffers are one encoding's matrices, kept for the next (see mat.Into
 // and mat.Pair).
 type buffers struct {
-	x, qkv, ctx, h, hidden       []float32
-	qh, kh, vh, scores, attended []float32 // one head's
+	x, qkv, ctx, h, hidden []float32
+	heads                  []headBuffers
+}
+
+// headBuffers are one attention head's.
+type headBuffers struct {
+	qh, kh, vh, scores, attended []float32
 	pair                         mat.Pair
+}
+
+// attend writes the head whose columns start at c, over the text's rows
+// sp, into ctx: its queries', keys' and values' columns of qkv (each
+// width apart), the softmax of the queries times the keys, times the
+// values.
+func (hb *headBuffers) attend(qkv, ctx mat.Matrix, sp span, c, headWidth int) {
+	rows, width := sp.to-sp.from, ctx.Cols
+	qh, kh, vh := mat.Reuse(&hb.qh, rows, headWidth), mat.Reuse(&hb.kh, rows, headWidth), mat.Reuse(&hb.vh, rows, headWidth)
+	scores, attended := mat.Reuse(&hb.scores, rows, rows), mat.Reuse(&hb.attended, rows, headWidth)
+	for t := range rows {
+		row := qkv.Row(sp.from + t)
+		copy(qh.Row(t), row[c:c+headWidth])
+		copy(kh.Row(t), row[width+c:width+c+headWidth])
+		copy(vh.Row(t), row[2*width+c:2*width+c+headWidth])
+	}
+	hb.pair.ProductT(qh, kh, scores)
+	for t := range rows {
+		mat.Softmax(scores.Row(t))
+	}
+	hb.pair.Product(scores, vh, attended)
+	for t := range rows {
+		copy(ctx.Row(sp.from + t)[c:c+headWidth], attended.Row(t))
+	}
 }

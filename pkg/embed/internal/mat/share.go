@@ -151,3 +151,11 @@ func (h *helper) await() *job {
 		h.sleeping.Store(false)
 	}
 }
+
+// Share runs do over parts 0 to n (a layer's attention heads) with a
+// helper on another core if one is awake and free, waking none: for work
+// that costs more than its multiply-adds count (attention's copies,
+// packing and softmax around products too small for split to share), too
+// little to wake a core for, enough to share with one that is looking for
+// work, as one is right after a product.
+func Share(n int, do func(from, to int)) { split(n, 2*shareWork, do) }
