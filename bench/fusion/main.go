@@ -9,6 +9,10 @@
 //	go run ./bench/fusion -locomo locomo-dev.zip -longmemeval longmemeval-s-dev.jsonl.gz \
 //		-embedder e5-small -weights 0.3,0.4,0.5 -floors 0.7,0.75,0.8
 //
+// -config measures the embedder of a configuration's index instead, such
+// as an encoder that scripts/models/serve-encoder serves before anyone
+// converts it into the binary.
+//
 // Its figures are for choosing; `hector eval` (vectors in int8, in the
 // file) gives the figures of record, within 0.002 of these.
 package main
@@ -27,6 +31,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hectormem/hector/pkg/app"
+	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/embed"
 	"github.com/hectormem/hector/pkg/embed/e5"
 	"github.com/hectormem/hector/pkg/embed/minilm"
@@ -39,6 +45,7 @@ func main() {
 	locomo := flag.String("locomo", "", "LoCoMo's file (or a zip of its conversations)")
 	lme := flag.String("longmemeval", "", "LongMemEval's longmemeval_s (JSON array or lines, gzipped or not)")
 	model := flag.String("embedder", "e5-small", "the built-in encoder: e5-small or minilm")
+	configPath := flag.String("config", "", "a configuration file whose index's embedder to measure instead (an API's, such as scripts/models/serve-encoder's)")
 	cacheDir := flag.String("cache", filepath.Join(os.TempDir(), "hector-fusion"), "where the vectors are kept between runs")
 	weights := flag.String("weights", "0.3,0.4,0.5", "the vector weights to measure, comma-separated")
 	floors := flag.String("floors", "", "the similarity floors to measure, comma-separated (default: the embedder's)")
@@ -50,10 +57,12 @@ func main() {
 	}
 	var e embed.Embedder
 	var err error
-	switch *model {
-	case "e5-small":
+	switch {
+	case *configPath != "":
+		e, err = configured(*configPath)
+	case *model == "e5-small":
 		e, err = e5.New()
-	case "minilm":
+	case *model == "minilm":
 		e, err = minilm.New()
 	default:
 		log.Fatalf("fusion: -embedder %q: give e5-small or minilm", *model)
@@ -134,6 +143,21 @@ func run(ctx context.Context, d *eval.Dataset, e embed.Embedder, f index.Fusion)
 		return nil, err
 	}
 	return eval.Run(ctx, d, sessions, idx, eval.Options{})
+}
+
+// configured is the embedder of the index that the configuration at path
+// describes, as `hector serve` would make it.
+func configured(path string) (embed.Embedder, error) {
+	cfg, err := config.Load(path, config.Overrides{})
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.Server.Index.Embedder
+	e, err := app.BuildEmbedder(cfg.Embedders[name])
+	if err != nil {
+		return nil, fmt.Errorf("embedders.%s: %w", name, err)
+	}
+	return e, nil
 }
 
 func numbers(list string) ([]float64, error) {

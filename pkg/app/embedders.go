@@ -13,7 +13,8 @@ import (
 
 // BuildEmbedder makes the embedder an embedders entry describes.
 func BuildEmbedder(e config.Embedder) (embed.Embedder, error) {
-	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize}
+	cfg := embed.HTTPConfig{BaseURL: e.BaseURL, Model: e.Model, APIKey: os.Getenv(e.APIKeyEnv), Dimensions: e.Dimensions, BatchSize: e.BatchSize,
+		QueryPrefix: e.QueryPrefix, DocumentPrefix: e.DocumentPrefix}
 	switch e.Type {
 	case "builtin":
 		switch e.Model {

@@ -1,9 +1,15 @@
 package app
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/config"
+	"github.com/hectormem/hector/pkg/embed"
 )
 
 // A built-in embedder needs no entry of its own: naming it is enough, and
@@ -35,5 +41,38 @@ func TestBuiltinDimensionsAreTheModels(t *testing.T) {
 		if err != nil || e.Dimensions() != want {
 			t.Errorf("%s: %v, %v; the configuration says %d dimensions", model, e, err, want)
 		}
+	}
+}
+
+// An API's model gets the marks its entry gives its queries and documents.
+func TestAPIEmbedderTakesItsMarks(t *testing.T) {
+	var inputs []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Input []string }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		inputs = append(inputs, body.Input...)
+		fmt.Fprint(w, `{"data":[{"index":0,"embedding":[1,0]}]}`)
+	}))
+	defer api.Close()
+	c, err := config.Parse("t.yaml", []byte("embedders:\n  api: {type: openai, base_url: "+api.URL+"/v1, model: m, dimensions: 2, "+
+		"query_prefix: \"query: \", document_prefix: \"passage: \"}\n"), config.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := BuildEmbedder(c.Embedders["api"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Embed(t.Context(), []string{"a turn"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embed.Queries(t.Context(), e, []string{"a question"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"passage: a turn", "query: a question"}; !slices.Equal(inputs, want) {
+		t.Errorf("the API was sent %q, want %q", inputs, want)
 	}
 }

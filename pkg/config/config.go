@@ -58,6 +58,13 @@ type Embedder struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 	// BatchSize is how many texts go in one request to an API (default 64).
 	BatchSize int `yaml:"batch_size"`
+	// QueryPrefix goes before each search query sent to an API, for a model
+	// trained with its queries marked (e5: "query: ", nomic-embed-text:
+	// "search_query: ", bge: its instruction); built-in models mark their own.
+	QueryPrefix string `yaml:"query_prefix"`
+	// DocumentPrefix goes before each text searched sent to an API (e5:
+	// "passage: ", nomic-embed-text: "search_document: ").
+	DocumentPrefix string `yaml:"document_prefix"`
 }
 
 // LLM is an OpenAI-compatible chat-completions endpoint.

@@ -203,6 +203,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"server:\n  index: {type: hybrid, store: postgres}\n", []string{"server.index.store", "keyword indexes only"}},
 		{"embedders:\n  e: {type: builtin, model: bert, dimensions: 7}\nserver:\n  index: {type: vector, embedder: e}\n", []string{"t.yaml:2: embedders.e.model", `"bert" is not one of e5-small, glove, minilm, use-lite`}},
 		{"embedders:\n  e: {type: builtin, dimensions: 7}\n", []string{"embedders.e.dimensions", "512 dimensions"}},
+		{"embedders:\n  e: {type: builtin, model: e5-small, query_prefix: \"query: \"}\n  h: {type: hash, document_prefix: x}\n",
+			[]string{"t.yaml:2: embedders.e.query_prefix", "marks its inputs itself", "t.yaml:3: embedders.h.document_prefix"}},
 		{"server:\n  index: {type: keyword, store: postgres}\n", []string{"server.index.store", "must be PostgreSQL"}},
 		{"server:\n  index: {store: postgres, postgres: {table: Bad-Name}}\n", []string{"server.index.postgres.table", `"Bad-Name"`}},
 		{"server:\n  index: {store: qdrant, persist: true}\n", []string{"server.index.qdrant.host", "server.index.persist"}},

@@ -103,6 +103,13 @@ func (db Database) validate(c *checker, p string) {
 
 func (e Embedder) validate(c *checker, p string) {
 	c.oneOf(p+".type", e.Type, "builtin", "hash", "openai", "ollama")
+	if e.Type != "openai" && e.Type != "ollama" {
+		for _, v := range [][2]string{{"query_prefix", e.QueryPrefix}, {"document_prefix", e.DocumentPrefix}} {
+			if v[1] != "" {
+				c.add(p+"."+v[0], "only for an API's model (type openai or ollama): a built-in model marks its inputs itself")
+			}
+		}
+	}
 	switch e.Type {
 	case "builtin":
 		c.oneOf(p+".model", e.Model, sortedKeys(BuiltinDimensions)...)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,4 +325,43 @@ func TestRealEndpoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestHTTPEmbeddersMarkQueriesAndDocuments(t *testing.T) {
+	forBoth(t, func(t *testing.T, ollama bool) {
+		f, cfg := newFake(t, ollama)
+		plain := embedders(t, cfg, ollama)
+		provider := map[bool]string{false: "openai", true: "ollama"}[ollama]
+		if got, want := plain.Fingerprint(), provider+"/"+cfg.BaseURL+"/m1/8"; got != want {
+			t.Errorf("unmarked fingerprint %q, want %q as before marks existed (else old indexes are embedded again)", got, want)
+		}
+		cfg.QueryPrefix, cfg.DocumentPrefix = "query: ", "passage: "
+		e := embedders(t, cfg, ollama)
+		if _, err := e.Embed(t.Context(), []string{"a turn"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Queries(t.Context(), e, []string{"a question", "another"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Queries(t.Context(), plain, []string{"bare"}); err != nil {
+			t.Fatal(err)
+		}
+		var inputs []any
+		for _, r := range f.requests {
+			inputs = append(inputs, r["input"].([]any)...)
+		}
+		want := []any{"passage: a turn", "query: a question", "query: another", "bare"}
+		if !reflect.DeepEqual(inputs, want) {
+			t.Errorf("inputs sent %q, want %q", inputs, want)
+		}
+
+		fingerprints := map[string]bool{plain.Fingerprint(): true, e.Fingerprint(): true}
+		for _, marks := range [][2]string{{"query: ", ""}, {"", "query: "}, {"query:", " passage: "}} {
+			cfg.QueryPrefix, cfg.DocumentPrefix = marks[0], marks[1]
+			fingerprints[embedders(t, cfg, ollama).Fingerprint()] = true
+		}
+		if len(fingerprints) != 5 {
+			t.Errorf("five markings made %d fingerprints, want 5: vectors of texts marked otherwise must not be compared", len(fingerprints))
+		}
+	})
 }

@@ -30,6 +30,35 @@ type HTTPConfig struct {
 	MaxRetries int
 	// Client is the HTTP client (default: a new one).
 	Client *http.Client
+	// QueryPrefix and DocumentPrefix go before each search query and each
+	// text searched, for a model trained with its inputs marked: e5's
+	// "query: " and "passage: ", nomic-embed-text's "search_query: " and
+	// "search_document: ", bge's instruction before queries alone.
+	QueryPrefix, DocumentPrefix string
+}
+
+// fingerprint names the provider, model, dimensions and, when a model's
+// inputs are marked, the marks: vectors of texts marked otherwise are not
+// comparable. Unmarked, it is what it was before marks existed, so an
+// index built then is not embedded again.
+func (c *HTTPConfig) fingerprint(provider string) string {
+	f := fmt.Sprintf("%s/%s/%s/%d", provider, c.BaseURL, c.Model, c.Dimensions)
+	if c.QueryPrefix != "" || c.DocumentPrefix != "" {
+		f += fmt.Sprintf("/query=%q/document=%q", c.QueryPrefix, c.DocumentPrefix)
+	}
+	return f
+}
+
+// marked is texts, each after prefix.
+func marked(prefix string, texts []string) []string {
+	if prefix == "" {
+		return texts
+	}
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = prefix + t
+	}
+	return out
 }
 
 func (c *HTTPConfig) check(provider string) error {

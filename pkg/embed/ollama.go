@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -19,12 +18,20 @@ func NewOllama(cfg HTTPConfig) (*Ollama, error) {
 	return &Ollama{cfg}, nil
 }
 
-func (o *Ollama) Dimensions() int { return o.cfg.Dimensions }
-func (o *Ollama) Fingerprint() string {
-	return fmt.Sprintf("ollama/%s/%s/%d", o.cfg.BaseURL, o.cfg.Model, o.cfg.Dimensions)
+func (o *Ollama) Dimensions() int     { return o.cfg.Dimensions }
+func (o *Ollama) Fingerprint() string { return o.cfg.fingerprint("ollama") }
+
+// Embed embeds texts to be searched, after DocumentPrefix.
+func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embed(ctx, marked(o.cfg.DocumentPrefix, texts))
 }
 
-func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// EmbedQueries embeds search queries, after QueryPrefix.
+func (o *Ollama) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	return o.embed(ctx, marked(o.cfg.QueryPrefix, queries))
+}
+
+func (o *Ollama) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return o.cfg.batches(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
 		var resp struct {
 			Embeddings [][]float32 `json:"embeddings"`

@@ -19,12 +19,20 @@ func NewOpenAI(cfg HTTPConfig) (*OpenAI, error) {
 	return &OpenAI{cfg}, nil
 }
 
-func (o *OpenAI) Dimensions() int { return o.cfg.Dimensions }
-func (o *OpenAI) Fingerprint() string {
-	return fmt.Sprintf("openai/%s/%s/%d", o.cfg.BaseURL, o.cfg.Model, o.cfg.Dimensions)
+func (o *OpenAI) Dimensions() int     { return o.cfg.Dimensions }
+func (o *OpenAI) Fingerprint() string { return o.cfg.fingerprint("openai") }
+
+// Embed embeds texts to be searched, after DocumentPrefix.
+func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embed(ctx, marked(o.cfg.DocumentPrefix, texts))
 }
 
-func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// EmbedQueries embeds search queries, after QueryPrefix.
+func (o *OpenAI) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	return o.embed(ctx, marked(o.cfg.QueryPrefix, queries))
+}
+
+func (o *OpenAI) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return o.cfg.batches(ctx, texts, func(ctx context.Context, batch []string) ([][]float32, error) {
 		var resp struct {
 			Data []struct {
