@@ -340,7 +340,11 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	if err != nil {
 		return nil, err
 	}
-	creditReplies(resp.Results)
+	floor := 0.0 // keyword and fused scores start at 0, similarities rather higher
+	if x.kind == KindVector {
+		floor = x.fusion.SimilarityFloor
+	}
+	creditReplies(resp.Results, floor)
 	if req.RecencyHalfLife > 0 {
 		preferRecent(resp.Results, req.RecencyHalfLife)
 	}

@@ -39,15 +39,26 @@ const (
 )
 
 // creditReplies moves scores from short questions to their replies among
-// results (ordered best first), in place, and orders them again.
-func creditReplies(results []SearchResult) {
+// results (ordered best first), in place, and orders them again. What a
+// question gives is half of what its score exceeds floor: 0 for keyword
+// and hybrid scores, the embedder's similarity floor for a vector search's
+// similarities. An encoder puts every text rather near every other
+// (e5-small's unrelated pairs come out 0.62 to 0.73 similar), so half of
+// a question's whole similarity lifted its reply above every answer. On
+// the development halves, vector search with e5-small found 0.336 hit@1
+// and 0.620 recall@5 on LoCoMo so, 0.388 and 0.623 from its floor (0.392
+// and 0.609 crediting nothing); LongMemEval's recall_all@5 and ndcg_any@5
+// rose from 0.149 and 0.178 (its assistant's long replies to the user's
+// questions crowding out the rest) to 0.881 and 0.919. With minilm,
+// LoCoMo's rose from 0.198 and 0.426 to 0.229 and 0.436.
+func creditReplies(results []SearchResult, floor float64) {
 	var given []float64 // from the scores as they came; nil while none asks
 	for i, r := range results {
 		if asksBriefly(r.Content) {
 			if given == nil {
 				given = make([]float64, len(results))
 			}
-			given[i] = replyShare * r.Score
+			given[i] = replyShare * max(0, r.Score-floor)
 		}
 	}
 	if given == nil { // most searches: nothing to move, results in order

@@ -38,7 +38,7 @@ func TestCreditRepliesMovesHalfAQuestionsScoreToTheNextEvent(t *testing.T) {
 		r("t", 7, 0.45, "At Ana's place, on Friday."),     // two events later: no reply
 		r("u", 1, 0.4, "And yours, how did it go today?"), // its reply is in session s's seq 2? no: other session
 	}
-	creditReplies(results)
+	creditReplies(results, 0)
 	var got []string
 	for _, x := range results {
 		got = append(got, x.EventID)
@@ -65,6 +65,35 @@ func TestCreditRepliesMovesHalfAQuestionsScoreToTheNextEvent(t *testing.T) {
 	}
 }
 
+// A vector search's similarities are all well above 0: a question gives
+// half of what its similarity exceeds the embedder's floor, so that its
+// reply is lifted above an answer as much as it would be from 0, not past
+// every other result.
+func TestCreditRepliesFromAFloor(t *testing.T) {
+	results := []SearchResult{
+		{SessionID: "s", EventID: "question", Seq: 1, Score: 0.84, Content: "Where did you go?"},
+		{SessionID: "t", EventID: "answer", Seq: 5, Score: 0.82, Content: "We hiked the fjords near Bergen."},
+		{SessionID: "s", EventID: "reply", Seq: 2, Score: 0.76, Content: "Just to my aunt's."},
+		{SessionID: "u", EventID: "below", Seq: 1, Score: 0.6, Content: "Why?"},
+		{SessionID: "u", EventID: "after below", Seq: 2, Score: 0.59, Content: "No reason."},
+	}
+	creditReplies(results, 0.75)
+	want := map[string]float64{"answer": 0.82, "reply": 0.805, "question": 0.795, "below": 0.6, "after below": 0.59}
+	var got []string
+	for _, r := range results {
+		got = append(got, r.EventID)
+		if math.Abs(r.Score-want[r.EventID]) > 1e-9 {
+			t.Errorf("%s: score %v, want %v", r.EventID, r.Score, want[r.EventID])
+		}
+	}
+	if order := []string{"answer", "reply", "question", "below", "after below"}; !slices.Equal(got, order) {
+		t.Errorf("order %q, want %q (from 0 the reply would have come first, at 1.18)", got, order)
+	}
+	if _, credited := results[4].Signals[SignalReply]; credited {
+		t.Errorf("a question under the floor gave its reply something: %+v", results[4])
+	}
+}
+
 // Whatever the candidates, crediting replies keeps each of them, scores
 // stay positive, what questions give is what replies get or is dropped,
 // and the order is by score.
@@ -80,7 +109,7 @@ func TestCreditRepliesProperties(t *testing.T) {
 		}
 		sortResults(results)
 		before := slices.Clone(results)
-		creditReplies(results)
+		creditReplies(results, []float64{0, 0, 0.3, 0.75}[rng.IntN(4)])
 		total, totalBefore := 0.0, 0.0
 		for i := range results {
 			total += results[i].Score

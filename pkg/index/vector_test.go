@@ -336,3 +336,36 @@ func TestWithFusionWeighsTheSignals(t *testing.T) {
 		}
 	}
 }
+
+// A vector search's scores are similarities: a short question among its
+// results gives its reply half of what its similarity exceeds the
+// embedder's floor (see creditReplies), so that what is left to the
+// question, half of similarity plus floor, is what was given plus floor.
+func TestVectorSearchCreditsRepliesFromTheFloor(t *testing.T) {
+	for _, floor := range []float64{0, 0.2} {
+		idx, err := index.NewVector(tuned{hashEmbedder(t, 0), 1, floor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions := session.NewInMemoryService()
+		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+		for _, text := range []string{"Where do we deploy Konflux?", "On the staging cluster, every Friday."} {
+			sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "where to deploy Konflux", AppName: "a", UserID: "u"})
+		if err != nil || len(rs.Results) != 2 {
+			t.Fatalf("floor %v: %+v, %v; want both turns", floor, rs, err)
+		}
+		question, reply := rs.Results[0], rs.Results[1]
+		if question.Seq > reply.Seq {
+			question, reply = reply, question
+		}
+		given := reply.Signals[index.SignalReply].Score
+		if question.Score <= floor || math.Abs(given-(question.Score-floor)) > 1e-9 {
+			t.Errorf("floor %v: the question kept %v and gave %v, want it to give what it kept less the floor", floor, question.Score, given)
+		}
+	}
+}
