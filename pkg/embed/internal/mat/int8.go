@@ -66,29 +66,25 @@ const (
 	// Activations8: twice the multiply-adds an instruction (VPDPBUSD), for
 	// a model whose vectors stay close to its original's so: e5-small-v2's
 	// lowest cosine to its reference vectors is 0.998 (0.9997 with 16);
-	// all-MiniLM-L6-v2's falls to 0.979, and it keeps 16. Without VNNI,
-	// AVX2's byte product (VPMADDUBSW) takes them, adding two products in
-	// 16 bits, where two of 255 × 127 do not fit: the weights then take 7
-	// bits (e5's lowest cosine 0.9975), and the products run 1.4 times as
-	// fast as with 16-bit activations.
+	// all-MiniLM-L6-v2's falls to 0.979, and it keeps 16. Without VNNI
+	// the products take 16 bits anyway: AVX2's byte product (VPMADDUBSW)
+	// saturates at 16 bits, where two of 255 × 127 do not fit.
 	Activations8 Activations = 8
 )
 
 // int8Weights is a dense layer's weights quantised symmetrically per
-// output column: w ≈ q · scale, q in [-127, 127] (in [-63, 63] for AVX2's
-// 8-bit activations). The 16-bit kernels widen them as they load them,
-// the width of the activations they multiply; kept in 8 bits they take
-// half the memory and half the reading.
+// output column: w ≈ q · scale, q in [-127, 127]. The 16-bit kernel widens
+// them as it loads them, the width of the activations they multiply;
+// kept in 8 bits they take half the memory and half the reading.
 type int8Weights struct {
 	vnni  bool // the kernel it multiplies on: VNNI's, else AVX2's
 	step  int  // inputs a 32-bit lane sums: 2 with 16-bit activations, 4 with 8-bit
 	steps int  // In rounded up to a whole step, in steps
 	// panels: int8Width columns each, steps of int8Width × step weights
 	// (one column's step inputs together), zeros past Out and In.
-	panels       []int8
-	scale        []float32 // per column, padded to whole panels
-	levels       float32   // the activations' largest quantised magnitude
-	weightLevels float32   // the weights' largest quantised magnitude
+	panels []int8
+	scale  []float32 // per column, padded to whole panels
+	levels float32   // the activations' largest quantised magnitude
 	// offset: with 8-bit activations, which the kernel reads unsigned
 	// (q + 128), 128 times each column's weights summed: what the 128s add.
 	offset []int32
@@ -97,8 +93,8 @@ type int8Weights struct {
 // NewInt8 is NewLinear for a model's dense layer whose weights may be
 // quantised to int8: where Int8, its products quantise each row of x to
 // the bits given (scaled by its largest magnitude), and come out within
-// about 0.5% of float32's with 16 bits (1% with 8; 1.6% on AVX2), enough
-// for an encoder's vectors, not for exact arithmetic. Where not, it is
+// about 0.5% of float32's with 16 bits (1% with 8), enough for an
+// encoder's vectors, not for exact arithmetic. Where not, it is
 // NewLinear.
 func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 	if !Int8 || w.Cols == 0 || w.Rows == 0 {
@@ -108,13 +104,10 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 	panels := (l.Out + int8Width - 1) / int8Width
 	l.bias = make([]float32, panels*int8Width)
 	copy(l.bias, bias)
-	q := &int8Weights{vnni: VNNI, step: 2, weightLevels: 127}
-	if bits == Activations8 {
+	q := &int8Weights{vnni: VNNI, step: 2}
+	if bits == Activations8 && q.vnni {
 		q.step = 4
 		q.offset = make([]int32, len(l.bias))
-		if !q.vnni {
-			q.weightLevels = 63 // see Activations8
-		}
 	}
 	q.steps = (l.In + q.step - 1) / q.step
 	// The 32-bit sums must not overflow: In products of 127 × levels at
@@ -134,8 +127,8 @@ func NewInt8(w Matrix, bias []float32, bits Activations) *Linear {
 		if top == 0 {
 			continue
 		}
-		q.scale[o] = top / q.weightLevels
-		inv := q.weightLevels / top
+		q.scale[o] = top / 127
+		inv := 127 / top
 		panel := q.panels[o/int8Width*q.steps*int8Width*q.step:]
 		for k, v := range row {
 			b := int8(math.RoundToEven(float64(v * inv)))
@@ -226,18 +219,14 @@ type tiles struct {
 func (t *tiles) tile(short bool, i int, b *int8, col int, c *float32, ldc int) {
 	q, l := t.q, t.l
 	switch {
-	case q.vnni && q.step == 4 && short:
+	case q.step == 4 && short:
 		int8Tile4x32u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
-	case q.vnni && q.step == 4:
+	case q.step == 4:
 		int8Tile8x32u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
 	case q.vnni && short:
 		int8Tile4x32(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
 	case q.vnni:
 		int8Tile8x32(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
-	case q.step == 4 && short:
-		int8Tile3x16u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
-	case q.step == 4:
-		int8Tile6x16u(&t.bytes[i*t.lda], t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], &q.offset[col], c, ldc)
 	case short:
 		int8Tile3x16(&t.words[i*t.lda], 2*t.lda, &t.scales[i], b, q.steps, &q.scale[col], &l.bias[col], c, ldc)
 	default:

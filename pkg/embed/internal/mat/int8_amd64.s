@@ -284,32 +284,24 @@ qloop:
 // func quantiseBytes16(dst *uint8, x *float32, n int, inv float32)
 //
 // quantise16 into bytes, each round(x[i]·inv) + 128; |x[i]·inv| ≤ 127.
-// AVX2 only, as quantise16: VPACKSSWB then narrows the words to bytes, in
-// order, and flipping a byte's top bit adds 128 to it.
 TEXT ·quantiseBytes16(SB), NOSPLIT, $0-28
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
 	SHRQ         $4, CX
-	VBROADCASTSS inv+24(FP), Y2
+	VBROADCASTSS inv+24(FP), Z1
 	MOVL         $0x80808080, AX
-	MOVD         AX, X3
-	VPBROADCASTD X3, X3
+	VPBROADCASTD AX, X2
 
 qbloop:
-	VMULPS       (SI), Y2, Y0
-	VMULPS       32(SI), Y2, Y1
-	VCVTPS2DQ    Y0, Y0
-	VCVTPS2DQ    Y1, Y1
-	VPACKSSDW    Y1, Y0, Y0
-	VPERMQ       $0xd8, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPACKSSWB    X1, X0, X0
-	VPXOR        X3, X0, X0
-	VMOVDQU      X0, (DI)
-	ADDQ         $64, SI
-	ADDQ         $16, DI
-	DECQ         CX
-	JNZ          qbloop
+	VMULPS    (SI), Z1, Z0
+	VCVTPS2DQ Z0, Z0
+	VPMOVSDB  Z0, X0
+	VPXORD    X2, X0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       qbloop
 	VZEROUPPER
 	RET

@@ -32,36 +32,6 @@
 	MOVQ steps+32(FP), CX; MOVQ colScale+40(FP), R12; MOVQ bias+48(FP), R13; \
 	MOVQ c+56(FP), R10; MOVQ ldc+64(FP), R11; SHLQ $2, R11
 
-// With 8-bit activations (a's bytes q + 128, four inputs a step; the
-// panel holds each column's four inputs together, 128 bytes a step, as
-// for VNNI's VPDPBUSD): VPMADDUBSW multiplies a row's four unsigned bytes
-// by each column's four signed weights and adds them in pairs into 16-bit
-// words, VPMADDWD by ones adds the pairs into 32-bit lanes, and VPADDD
-// those into the row's sums. Twice the inputs of a 16-bit step for one
-// more instruction, and the weights are read as they are, not widened. A
-// pair of products must fit 16 bits, where two of 255 × 127 do not: the
-// weights take 7 bits (±63), so two of 255 × 63 do.
-#define BYTES_ROW2(addr, acc0, acc1) \
-	VPBROADCASTD addr, Y14; \
-	VPMADDUBSW Y12, Y14, Y15; VPMADDWD ones16<>(SB), Y15, Y15; VPADDD Y15, acc0, acc0; \
-	VPMADDUBSW Y13, Y14, Y15; VPMADDWD ones16<>(SB), Y15, Y15; VPADDD Y15, acc1, acc1
-
-// STORE_ROW2 for byte activations, whose sums first lose what the 128s
-// added (at R14: the panel's offsets for these columns).
-#define STORE_BYTES_ROW2(off, acc0, acc1) \
-	VPSUBD (R14), acc0, acc0; VPSUBD 32(R14), acc1, acc1; STORE_ROW2(off, acc0, acc1)
-
-#define ARGS2U \
-	MOVQ a+0(FP), SI; MOVQ lda+8(FP), DX; MOVQ rowScale+16(FP), BX; MOVQ b+24(FP), DI; \
-	MOVQ steps+32(FP), CX; MOVQ colScale+40(FP), R12; MOVQ bias+48(FP), R13; \
-	MOVQ offset+56(FP), R14; MOVQ c+64(FP), R10; MOVQ ldc+72(FP), R11; SHLQ $2, R11
-
-DATA ones16<>+0(SB)/8, $0x0001000100010001
-DATA ones16<>+8(SB)/8, $0x0001000100010001
-DATA ones16<>+16(SB)/8, $0x0001000100010001
-DATA ones16<>+24(SB)/8, $0x0001000100010001
-GLOBL ones16<>(SB), RODATA|NOPTR, $32
-
 // func int8Tile6x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 //
 // c[i][j] = (Σ_t a[i·lda+t]·w[t][j]) · rowScale[i] · colScale[j] + bias[j],
@@ -127,69 +97,5 @@ loop3:
 	STORE_ROW2(0, Y0, Y1)
 	STORE_ROW2(4, Y2, Y3)
 	STORE_ROW2(8, Y4, Y5)
-	VZEROUPPER
-	RET
-
-
-// func int8Tile6x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
-//
-// int8Tile6x16 with 8-bit activations (see BYTES_ROW2): six rows, four
-// inputs a step, times half a panel of 7-bit weights. lda is in bytes.
-TEXT ·int8Tile6x16u(SB), NOSPLIT, $0-80
-	ARGS2U
-	LEAQ (SI)(DX*2), R8
-	ADDQ DX, R8
-
-	VPXOR Y0, Y0, Y0; VPXOR Y1, Y1, Y1; VPXOR Y2, Y2, Y2; VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4; VPXOR Y5, Y5, Y5; VPXOR Y6, Y6, Y6; VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8; VPXOR Y9, Y9, Y9; VPXOR Y10, Y10, Y10; VPXOR Y11, Y11, Y11
-
-loop6u:
-	VMOVDQU (DI), Y12
-	VMOVDQU 32(DI), Y13
-	BYTES_ROW2((SI), Y0, Y1)
-	BYTES_ROW2((SI)(DX*1), Y2, Y3)
-	BYTES_ROW2((SI)(DX*2), Y4, Y5)
-	BYTES_ROW2((R8), Y6, Y7)
-	BYTES_ROW2((R8)(DX*1), Y8, Y9)
-	BYTES_ROW2((R8)(DX*2), Y10, Y11)
-	ADDQ $4, SI
-	ADDQ $4, R8
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  loop6u
-
-	STORE_BYTES_ROW2(0, Y0, Y1)
-	STORE_BYTES_ROW2(4, Y2, Y3)
-	STORE_BYTES_ROW2(8, Y4, Y5)
-	STORE_BYTES_ROW2(12, Y6, Y7)
-	STORE_BYTES_ROW2(16, Y8, Y9)
-	STORE_BYTES_ROW2(20, Y10, Y11)
-	VZEROUPPER
-	RET
-
-// func int8Tile3x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
-//
-// int8Tile6x16u for three rows.
-TEXT ·int8Tile3x16u(SB), NOSPLIT, $0-80
-	ARGS2U
-
-	VPXOR Y0, Y0, Y0; VPXOR Y1, Y1, Y1; VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3; VPXOR Y4, Y4, Y4; VPXOR Y5, Y5, Y5
-
-loop3u:
-	VMOVDQU (DI), Y12
-	VMOVDQU 32(DI), Y13
-	BYTES_ROW2((SI), Y0, Y1)
-	BYTES_ROW2((SI)(DX*1), Y2, Y3)
-	BYTES_ROW2((SI)(DX*2), Y4, Y5)
-	ADDQ $4, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  loop3u
-
-	STORE_BYTES_ROW2(0, Y0, Y1)
-	STORE_BYTES_ROW2(4, Y2, Y3)
-	STORE_BYTES_ROW2(8, Y4, Y5)
 	VZEROUPPER
 	RET

@@ -86,9 +86,6 @@ func checkInt8(t *testing.T, x, w Matrix, bias []float32, bits Activations) {
 		size += e * e
 	}
 	bound := map[Activations]float64{Activations16: 0.01, Activations8: 0.02}[bits]
-	if l.q.weightLevels < 127 {
-		bound = 0.03 // 7-bit weights (AVX2 with 8-bit activations): on these random rows about 1.6% off, against 1.0% with 8-bit ones, a row up to 2%
-	}
 	if len(got.Data) >= 64 && math.Sqrt(diff/size) > bound {
 		t.Fatalf("%d-bit activations: %d×%d times (%d×%d)ᵀ is %.3f off the float product, relatively", bits, x.Rows, x.Cols, w.Rows, w.Cols, math.Sqrt(diff/size))
 	}
@@ -120,19 +117,8 @@ func int8MatchesTheReference(t *testing.T) {
 			checkInt8(t, random(r, rows, 384), random(r, 1536, 384), random(r, 1, 1536).Data, bits)
 			checkInt8(t, random(r, rows, 1536), random(r, 384, 1536), random(r, 1, 384).Data, bits)
 		}
-		// Every value at its row's or column's largest magnitude: with
-		// 8-bit activations on AVX2 two products of 255 (1 + 128's) and
-		// a weight share 16 bits, which a weight of 8 bits would overflow.
-		x, w := New(7, 64), New(40, 64)
-		for i := range x.Data {
-			x.Data[i] = float32(1 - 2*(i/64%2))
-		}
-		for i := range w.Data {
-			w.Data[i] = float32(1 - 2*(i/64%3%2))
-		}
-		checkInt8(t, x, w, make([]float32, 40), bits)
 		// Zero rows and zero columns quantise to scale 0, not to NaN.
-		x, w = random(r, 9, 40), random(r, 33, 40)
+		x, w := random(r, 9, 40), random(r, 33, 40)
 		clear(x.Row(3))
 		clear(w.Row(5))
 		checkInt8(t, x, w, random(r, 1, 33).Data, bits)
@@ -141,8 +127,8 @@ func int8MatchesTheReference(t *testing.T) {
 
 // The vector instructions quantise a row as the Go loop does: the same
 // scale, the same integers (halves rounded to even), at every length, to
-// 16-bit words at the extremes of their range and to bytes (both int8
-// kernels, with AVX2 alone).
+// 16-bit words at the extremes of their range (both int8 kernels) and to
+// bytes (VNNI's alone).
 func TestQuantiseMatchesGo(t *testing.T) {
 	if !(haveKernel && kernelUsable()) {
 		t.Skip("n/a: this processor has no AVX2 and FMA, which the int8 kernels need")
@@ -171,6 +157,9 @@ func TestQuantiseMatchesGo(t *testing.T) {
 					t.Fatalf("n=%d, %g levels: value %d (%g) quantised to %d, want %d", n, levels, k, v, got[k], want)
 				}
 			}
+		}
+		if !vnniUsable() {
+			continue
 		}
 		bytes := make([]uint8, n)
 		if scale := quantiseBytes(bytes, x, 2); scale != top/2 {

@@ -39,20 +39,13 @@ func int8Tile8x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, col
 //go:noescape
 func int8Tile4x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
 
-// int8Tile6x16 and int8Tile3x16, the AVX2 kernel's, and their 8-bit
-// activations' int8Tile6x16u and int8Tile3x16u are in int8_avx2_amd64.s.
+// int8Tile6x16 and int8Tile3x16, the AVX2 kernel's, are in int8_avx2_amd64.s.
 //
 //go:noescape
 func int8Tile6x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
 
 //go:noescape
 func int8Tile3x16(a *int16, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, c *float32, ldc int)
-
-//go:noescape
-func int8Tile6x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
-
-//go:noescape
-func int8Tile3x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int)
 
 // maxAbs16, quantise16 and quantiseBytes16 are in int8_amd64.s.
 //

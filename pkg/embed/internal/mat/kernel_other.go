@@ -37,14 +37,6 @@ func int8Tile4x32u(a *uint8, lda int, rowScale *float32, b *int8, steps int, col
 	panic("mat: no int8 kernel on this machine")
 }
 
-func int8Tile6x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int) {
-	panic("mat: no int8 kernel on this machine")
-}
-
-func int8Tile3x16u(a *uint8, lda int, rowScale *float32, b *int8, steps int, colScale *float32, bias *float32, offset *int32, c *float32, ldc int) {
-	panic("mat: no int8 kernel on this machine")
-}
-
 func maxAbs16(x *float32, n int) float32 { panic("mat: no int8 kernel on this machine") }
 
 func quantise16(dst *int16, x *float32, n int, inv float32) {
