@@ -157,7 +157,7 @@ func (s *bm25Shard) search(terms []string, limit int, f Filter) []SearchResult {
 	}
 	n := float64(s.live)
 	avgLen := float64(s.totalLen) / n
-	scores := make(map[int32]float64)
+	scores := make(map[int32]bm25Score)
 	for _, term := range terms {
 		ps := s.postings[term]
 		df := 0
@@ -176,21 +176,32 @@ func (s *bm25Shard) search(terms []string, limit int, f Filter) []SearchResult {
 				continue
 			}
 			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(d.length)/avgLen))
+			sc := scores[p.doc]
+			sc.add(idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(d.length)/avgLen)))
+			scores[p.doc] = sc
 		}
 	}
 	return s.top(scores, limit)
 }
 
+// bm25Score is a document's score and how many of the search's terms
+// (each given once) it holds.
+type bm25Score struct {
+	score float64
+	terms int
+}
+
+func (s *bm25Score) add(part float64) { s.score, s.terms = s.score+part, s.terms+1 }
+
 // top returns the best-scoring documents, ties broken by recency so results are deterministic.
-func (s *bm25Shard) top(scores map[int32]float64, limit int) []SearchResult {
+func (s *bm25Shard) top(scores map[int32]bm25Score, limit int) []SearchResult {
 	ranked := make([]int32, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
 	}
 	better := func(a, b int32) bool {
-		if scores[a] != scores[b] {
-			return scores[a] > scores[b]
+		if scores[a].score != scores[b].score {
+			return scores[a].score > scores[b].score
 		}
 		da, db := &s.docs[a], &s.docs[b]
 		if !da.Timestamp.Equal(db.Timestamp) {
@@ -202,7 +213,8 @@ func (s *bm25Shard) top(scores map[int32]float64, limit int) []SearchResult {
 	ranked = ranked[:min(limit, len(ranked))]
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
-		out[i] = s.docs[doc].Result(scores[doc])
+		out[i] = s.docs[doc].Result(scores[doc].score)
+		out[i].terms = scores[doc].terms
 	}
 	return out
 }

@@ -43,7 +43,7 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if !f.IsZero() {
 		filter = &keptDocs{d: d, ctx: ctx, owner: owner, mem: mem, f: f, known: map[int64]bool{}}
 	}
-	scores := map[int64]float64{}
+	scores := map[int64]bm25Score{}
 	var ps []diskPosting
 	for _, term := range hashes {
 		ps = ps[:0]
@@ -63,7 +63,9 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 				continue
 			}
 			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.length)/avgLen))
+			sc := scores[p.doc]
+			sc.add(idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.length)/avgLen)))
+			scores[p.doc] = sc
 		}
 	}
 	if filter != nil && filter.err != nil {
@@ -123,18 +125,18 @@ func (k *keptDocs) keeps(doc int64) bool {
 // top returns the best-scoring documents, ties broken by recency then
 // event, as bm25Shard.top: every document scoring as well as the last one
 // kept is read, so the tie is broken among all of them.
-func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[int64]float64, limit int) ([]SearchResult, error) {
+func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[int64]bm25Score, limit int) ([]SearchResult, error) {
 	ranked := make([]int64, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
 	}
-	slices.SortFunc(ranked, func(a, b int64) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+	slices.SortFunc(ranked, func(a, b int64) int { return cmp.Or(cmp.Compare(scores[b].score, scores[a].score), cmp.Compare(a, b)) })
 	cut := min(limit, len(ranked))
 	if cut == 0 {
 		return nil, nil
 	}
 	end := cut
-	for end < len(ranked) && scores[ranked[end]] == scores[ranked[cut-1]] {
+	for end < len(ranked) && scores[ranked[end]].score == scores[ranked[cut-1]].score {
 		end++
 	}
 	ranked = ranked[:end]
@@ -144,8 +146,8 @@ func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[
 	}
 	ranked = slices.DeleteFunc(ranked, func(doc int64) bool { return docs[doc] == nil })
 	slices.SortFunc(ranked, func(a, b int64) int {
-		if scores[a] != scores[b] {
-			return cmp.Compare(scores[b], scores[a])
+		if scores[a].score != scores[b].score {
+			return cmp.Compare(scores[b].score, scores[a].score)
 		}
 		da, db := docs[a], docs[b]
 		if !da.Timestamp.Equal(db.Timestamp) {
@@ -156,7 +158,8 @@ func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[
 	ranked = ranked[:min(cut, len(ranked))]
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
-		out[i] = docs[doc].Result(scores[doc])
+		out[i] = docs[doc].Result(scores[doc].score)
+		out[i].terms = scores[doc].terms
 	}
 	return out, nil
 }

@@ -123,8 +123,11 @@ func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 		return s
 	}
 	return func(r SearchResult) float64 {
-		if len(q) == 0 {
+		switch {
+		case len(q) == 0:
 			return 0
+		case r.terms > 0: // counted by the store, from the words it indexed
+			return float64(r.terms) / float64(len(q))
 		}
 		d := Document{Author: r.Author, Role: r.Role, Text: r.Content}
 		held := make([]bool, len(q))

@@ -1,11 +1,16 @@
 package index
 
 import (
+	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/session"
 )
 
 // fuse reads the lists it is given and writes only its own results: the
@@ -112,8 +117,9 @@ func FuzzCoverageIsTheShareOfQueryTermsHeld(f *testing.F) {
 }
 
 // BenchmarkCoverage is what fusion spends reading the words of a hybrid
-// search's keyword candidates: LongMemEval asks for 100 results, so 400
-// candidates, many of them long assistant answers.
+// search's keyword candidates where the store does not count their terms
+// (the engines'): LongMemEval asks for 100 results, so 400 candidates,
+// many of them long assistant answers.
 func BenchmarkCoverage(b *testing.B) {
 	words := strings.Fields(`sure here are some ideas for planning your trip to the coast including places
 		to stay local restaurants hiking trails and museums you might enjoy the weather in spring is usually
@@ -135,5 +141,86 @@ func BenchmarkCoverage(b *testing.B) {
 		for _, c := range candidates {
 			coverage(c)
 		}
+	}
+}
+
+// The stores here count the query terms each keyword result holds, from
+// the words they indexed, and coverage takes that count rather than read
+// the result's words again (what a LongMemEval search spent a third of its
+// time on): the count must be what reading the words gives, for every
+// result, on disk and in memory, with and without a filter, for text
+// flushed to the file and text still in memory.
+func TestStoresCountTheTermsCoverageWouldRead(t *testing.T) {
+	words := strings.Fields(`run running ran runner runs trip trips tripped Caroline caroline park parks the a of
+		plan planning planned 東京 naïve café 2024 user_id dying lies happily generously Melanie`)
+	authors := []string{"", "Caroline", "Melanie", "user", "assistant"}
+	for name, file := range map[string]bool{"on disk": true, "in memory": false} {
+		t.Run(name, func(t *testing.T) {
+			opts := []Option{WithStemming(true), WithLogger(slog.New(slog.DiscardHandler))}
+			if file {
+				opts = append(opts, WithFile(filepath.Join(t.TempDir(), "index.db")))
+			}
+			x, err := NewKeyword(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			r := rand.New(rand.NewPCG(7, 8))
+			sentence := func(n int) string {
+				s := make([]string, 1+r.IntN(n))
+				for i := range s {
+					s[i] = words[r.IntN(len(words))]
+				}
+				return strings.Join(s, " ")
+			}
+			sessions := session.NewInMemoryService()
+			for i := range 4 {
+				created, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "app", UserID: "u", SessionID: fmt.Sprint("s", i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 40 {
+					author := authors[r.IntN(len(authors))]
+					if err := sessions.AppendEvent(t.Context(), created.Session, &session.Event{Author: author, Message: session.NewTextMessage(session.RoleUser, sentence(12))}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := x.Index(t.Context(), created.Session); err != nil {
+					t.Fatal(err)
+				}
+				if store, ok := x.store.(*diskStore); ok && i == 1 {
+					if err := store.db.flush(t.Context()); err != nil { // two sessions in the file, two in memory
+						t.Fatal(err)
+					}
+				}
+			}
+			checked := 0
+			for range 200 {
+				terms := unique(x.tok.Tokens(sentence(5)))
+				f := Filter{}
+				if r.IntN(2) == 0 {
+					f.SessionID = "s2"
+				}
+				results, err := x.store.Search(t.Context(), Owner{"app", "u"}, StoreQuery{Terms: terms, Limit: 1000, Filter: f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				coverage := x.coverage(terms)
+				for _, res := range results {
+					if res.terms == 0 {
+						t.Fatalf("%v: the store counted no term of a result it found by them: %+v", terms, res)
+					}
+					read := res
+					read.terms = 0
+					if got, want := coverage(res), coverage(read); got != want {
+						t.Fatalf("%v in %q by %q: the store's count gives coverage %v, its words %v", terms, res.Content, res.Author, got, want)
+					}
+					checked++
+				}
+			}
+			if checked < 1000 {
+				t.Fatalf("only %d results checked", checked)
+			}
+		})
 	}
 }

@@ -101,6 +101,10 @@ type SearchResult struct {
 	// at which rank and with which score of its own (keyword, vector).
 	Signals  map[string]Signal `json:"signals,omitempty"`
 	Metadata map[string]any    `json:"metadata,omitempty"`
+	// terms is how many of a keyword search's terms the result holds,
+	// where the store counted them (this package's stores do), else 0:
+	// what hybrid fusion would otherwise read the result's words for.
+	terms int
 }
 
 // Signal is what one search of a hybrid index made of a result.

@@ -2,6 +2,7 @@ package index
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -26,8 +27,42 @@ func (t Tokenizer) Tokens(text string) []string {
 	return terms
 }
 
-// stem is an English word's stem.
-func stem(word []byte) string { return english.Stem(string(word), false) }
+// stem is an English word's stem, from stems when it was asked for lately.
+func stem(word []byte) string {
+	if len(word) > stemmedLongest {
+		return english.Stem(string(word), false)
+	}
+	stems.mu.RLock()
+	s, ok := stems.of[string(word)]
+	stems.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(string(word), false)
+	stems.mu.Lock()
+	if len(stems.of) >= stemsKept {
+		clear(stems.of)
+	}
+	stems.of[string(word)] = s
+	stems.mu.Unlock()
+	return s
+}
+
+// stems remembers the stems of the words stemmed lately: the stemmer
+// spends about a microsecond a word, and a conversation's words come back
+// turn after turn (LongMemEval's 49,902 turns loaded into a keyword index
+// in 20.8-24.6 s with it, 26.7-27.2 s without).
+var stems = struct {
+	mu sync.RWMutex
+	of map[string]string
+}{of: map[string]string{}}
+
+// stemsKept and stemmedLongest bound stems: about 4 MB of words and their
+// stems, none longer than any English word but a few.
+const (
+	stemsKept      = 1 << 16
+	stemmedLongest = 24
+)
 
 // each calls emit with the terms of text, in order, repeats included,
 // English words stemmed by stem (which may leave a word out by returning

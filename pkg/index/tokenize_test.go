@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 func TestTokens(t *testing.T) {
@@ -117,4 +119,38 @@ func readTokens(text string, stemmed bool) []string {
 	}
 	flush()
 	return terms
+}
+
+// Stems come from memory the second time, the same as the stemmer's, and
+// the memory stays bounded whatever the words: past stemsKept it starts
+// again, and a word longer than any English one is not kept.
+func TestStemsAreRememberedWithinBounds(t *testing.T) {
+	word := func(i int) []byte {
+		w := []byte("running")
+		for ; i > 0; i /= 26 {
+			w = append(w, byte('a'+i%26))
+		}
+		return w
+	}
+	for i := range stemsKept + 100 {
+		w := word(i)
+		first, again := stem(w), stem(w)
+		if want := english.Stem(string(w), false); first != want || again != want {
+			t.Fatalf("%s stemmed to %q, then %q; the stemmer says %q", w, first, again, want)
+		}
+		stems.mu.RLock()
+		n := len(stems.of)
+		stems.mu.RUnlock()
+		if n > stemsKept {
+			t.Fatalf("%d stems kept, past the %d bound", n, stemsKept)
+		}
+	}
+	long := []byte(strings.Repeat("a", stemmedLongest) + "ing")
+	stem(long)
+	stems.mu.RLock()
+	_, kept := stems.of[string(long)]
+	stems.mu.RUnlock()
+	if kept {
+		t.Errorf("a word of %d letters was kept", len(long))
+	}
 }
