@@ -100,7 +100,9 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 }
 
 // coverage is the share of the query's terms that a result holds, among
-// the words it is found by.
+// the words it is found by: as the store counted them (the in-process
+// stores do, from the words they indexed), else read from its text (the
+// engines' results), which took a third of a LongMemEval search.
 func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 	q := unique(queryTerms)
 	// An English word's stem begins with its first letter: a word that

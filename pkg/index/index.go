@@ -319,7 +319,8 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	default:
 		// The keyword search runs while the query is embedded, which takes
 		// longer, and the vector search after; they are fused here for every
-		// store alike: fusion needs each keyword result's words (see fuse).
+		// store alike: fusion needs each keyword result's share of the query's
+		// terms (see fuse and coverage).
 		var g errgroup.Group
 		var keyword, vector []SearchResult
 		g.Go(func() (err error) {
