@@ -106,23 +106,17 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 	q := unique(queryTerms)
 	// An English word's stem begins with its first letter: a word that
-	// begins no query term cannot become one, and is not stemmed. The
-	// others are stemmed once per search: the candidates share words.
+	// begins no query term cannot become one, and is not stemmed (the
+	// others' stems are remembered: see stems).
 	var initials [256]bool
 	for _, t := range q {
 		initials[t[0]] = true
 	}
-	stems := map[string]string{}
-	memo := func(w []byte) string {
+	stemmed := func(w []byte) string {
 		if !initials[w[0]] {
 			return ""
 		}
-		s, ok := stems[string(w)]
-		if !ok {
-			s = stem(w)
-			stems[string(w)] = s
-		}
-		return s
+		return stem(w)
 	}
 	return func(r SearchResult) float64 {
 		switch {
@@ -134,7 +128,7 @@ func (x *Index) coverage(queryTerms []string) func(SearchResult) float64 {
 		d := Document{Author: r.Author, Role: r.Role, Text: r.Content}
 		held := make([]bool, len(q))
 		n := 0
-		x.tok.each(d.searchedText(), memo, func(term string) {
+		x.tok.each(d.searchedText(), stemmed, func(term string) {
 			for i, t := range q {
 				if !held[i] && term == t {
 					held[i] = true
