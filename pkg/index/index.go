@@ -479,6 +479,8 @@ func validateSearch(req *SearchRequest) (int, error) {
 		return 0, err
 	}
 	switch {
+	case len(req.Query) > MaxQueryBytes:
+		return 0, fmt.Errorf("%w: query is %d bytes, over the limit of %d: search with fewer words", ErrInvalidArgument, len(req.Query), MaxQueryBytes)
 	case req.RecencyHalfLife < 0:
 		return 0, fmt.Errorf("%w: recency half-life %s is negative", ErrInvalidArgument, req.RecencyHalfLife)
 	case req.Limit < 0 || req.Limit > MaxLimit:

@@ -80,6 +80,12 @@ const (
 	MaxLimit     = 1000
 )
 
+// MaxQueryBytes bounds a query: some 1,300 words, more than anyone asks
+// with (an encoder reads a query's first few hundred pieces anyway). A
+// search's work grows with its query's words, and a request body's limit
+// let one 12 MB query hold a core for nine seconds.
+const MaxQueryBytes = 8 << 10
+
 // SearchResponse holds results ordered by score, highest first.
 type SearchResponse struct {
 	Results []SearchResult

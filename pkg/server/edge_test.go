@@ -104,6 +104,7 @@ func TestBadInputIsRefused(t *testing.T) {
 			{"a session ID of spaces", "POST", u + "/sessions", "application/json", `{"session_id": "   "}`, 400, "only spaces"},
 			{"a newline in an author", "POST", u + "/sessions/s/events", "application/json", `{"author": "ali\nce"}`, 400, "author"},
 			{"a NUL in an author", "POST", u + "/sessions/s/events", "application/json", `{"author": "ali\u0000ce"}`, 400, "author"},
+			{"a query over 8 KiB", "POST", u + "/memory:search", "application/json", `{"query": "` + strings.Repeat("a ", 4097) + `"}`, 400, "query is 8194 bytes, over the limit of 8192"},
 		} {
 			w := send(s, tc.method, tc.path, tc.contentType, tc.body)
 			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.says) {

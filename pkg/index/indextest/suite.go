@@ -5,6 +5,7 @@ package indextest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -310,10 +311,33 @@ func testBadRequests(t *testing.T, newIndex Factory) {
 		"empty window": {Query: "x", AppName: "a", UserID: "u",
 			Filter: index.Filter{After: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Before: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)}},
 		"negative half-life": {Query: "x", AppName: "a", UserID: "u", RecencyHalfLife: -time.Hour},
+		"huge query":         {Query: strings.Repeat("x", index.MaxQueryBytes+1), AppName: "a", UserID: "u"},
 	} {
-		if _, err := idx.Search(t.Context(), req); err == nil {
-			t.Errorf("Search with %s: no error", what)
+		if _, err := idx.Search(t.Context(), req); !errors.Is(err, index.ErrInvalidArgument) {
+			t.Errorf("Search with %s: %v, want ErrInvalidArgument", what, err)
 		}
+	}
+	// A query of nearly the limit's length, of a thousand words, is
+	// searched as any other, in every store.
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, "the lighthouse keeper paints")}
+	if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	var long strings.Builder
+	for i := 0; long.Len() < index.MaxQueryBytes-20; i++ {
+		fmt.Fprintf(&long, "%s %d ", topics[i%len(topics)], i)
+	}
+	found, err := idx.Search(t.Context(), &index.SearchRequest{Query: long.String(), AppName: "a", UserID: "u"})
+	if err != nil || len(found.Results) == 0 || found.Results[0].EventID != ev.ID {
+		t.Errorf("Search with a query of %d bytes: %+v, %v; want the lighthouse found", long.Len(), found, err)
 	}
 	if err := idx.Clear(t.Context(), "", "u", "s"); err == nil {
 		t.Error("Clear without an app: no error")
