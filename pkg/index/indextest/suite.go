@@ -317,7 +317,7 @@ func testBadRequests(t *testing.T, newIndex Factory) {
 			t.Errorf("Search with %s: %v, want ErrInvalidArgument", what, err)
 		}
 	}
-	// A query of nearly the limit's length, of a thousand words, is
+	// A query of nearly the limit's length, of over a thousand words, is
 	// searched as any other, in every store.
 	sessions := session.NewInMemoryService()
 	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u", SessionID: "s"})
