@@ -8,7 +8,10 @@ package index
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hectormem/hector/pkg/session"
 
@@ -85,6 +88,25 @@ const (
 // search's work grows with its query's words, and a request body's limit
 // let one 12 MB query hold a core for nine seconds.
 const MaxQueryBytes = 8 << 10
+
+// CutQuery is q cut to at most MaxQueryBytes, at the end of a word (or of a
+// character, when one word runs past the limit): the query of a caller
+// that searches with a message of any length, as a gateway's runtime does
+// with the turn it is about to answer, where refusing would lose the
+// memory for the turn.
+func CutQuery(q string) string {
+	if len(q) <= MaxQueryBytes {
+		return q
+	}
+	end := MaxQueryBytes
+	for end > 0 && !utf8.RuneStart(q[end]) {
+		end--
+	}
+	if space := strings.LastIndexFunc(q[:end+1], unicode.IsSpace); space > 0 {
+		end = space
+	}
+	return q[:end]
+}
 
 // SearchResponse holds results ordered by score, highest first.
 type SearchResponse struct {

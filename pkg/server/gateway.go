@@ -166,6 +166,9 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 	case len(req.Scope) == 0:
 		return badRequest("field \"scope\" is empty: give current_chat, resources and/or all_user_memory")
 	}
+	// A runtime searches with the turn it is about to answer, of any length:
+	// its first words are searched rather than the turn refused.
+	query := index.CutQuery(req.Query)
 	var chat string
 	for _, sc := range req.Scope {
 		switch sc {
@@ -188,7 +191,7 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 		if chat != "" {
 			limit = min(index.MaxLimit, topK*20) // the index ranks the user's memory; the chat's part is filtered out of it
 		}
-		resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: req.Query, AppName: app, UserID: req.UserID, Limit: limit})
+		resp, err := s.svcs.Index.Search(r.Context(), &index.SearchRequest{Query: query, AppName: app, UserID: req.UserID, Limit: limit})
 		if err != nil {
 			return err
 		}
@@ -203,7 +206,7 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if slices.Contains(req.Scope, gateway.ScopeResources) {
-		if resources, err = s.searchFacts(r.Context(), facts.UserScope(app, req.UserID), req.Query); err != nil {
+		if resources, err = s.searchFacts(r.Context(), facts.UserScope(app, req.UserID), query); err != nil {
 			return err
 		}
 	}

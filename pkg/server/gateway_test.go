@@ -88,6 +88,12 @@ func TestGatewayProtocol(t *testing.T) {
 	if mixed := search([]string{"current_chat", "all_user_memory", "resources"}, "chat:1"); count(mixed, "current_chat") != 2 || count(mixed, "all_user_memory") != 1 || count(mixed, "resources") != 1 {
 		t.Errorf("every scope = %+v", mixed)
 	}
+	// A runtime searches with the turn it answers, of any length: its
+	// first 8 KiB are searched, where memory:search refuses a longer query.
+	long := "Konflux " + strings.Repeat("and some more words of a pasted log ", 600)
+	if resp, err := c.Search(ctx, gateway.SearchRequest{Identity: alice, Query: long, Scope: []string{"all_user_memory"}}); err != nil || len(resp.Results) != 3 {
+		t.Errorf("a query of %d bytes: %+v, %v; want the three Konflux turns", len(long), resp, err)
+	}
 	// The key is nowhere in what was stored.
 	if body := do(t, s, "GET", "/v1/apps/a/users/alice/sessions/chat:1", adminKey, nil).Body.String(); strings.Contains(body, aliceKey) || !strings.Contains(body, "We deploy with Konflux") {
 		t.Errorf("stored session: %s", body)
