@@ -157,7 +157,7 @@ func (s *bm25Shard) search(terms []string, limit int, f Filter) []SearchResult {
 	}
 	n := float64(s.live)
 	avgLen := float64(s.totalLen) / n
-	scores := make(map[int32]bm25Score)
+	scores := bm25Scores[int32]{}
 	for _, term := range terms {
 		ps := s.postings[term]
 		df := 0
@@ -176,9 +176,7 @@ func (s *bm25Shard) search(terms []string, limit int, f Filter) []SearchResult {
 				continue
 			}
 			tf := float64(p.tf)
-			sc := scores[p.doc]
-			sc.add(idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(d.length)/avgLen)))
-			scores[p.doc] = sc
+			scores.add(p.doc, idf*tf*(bm25K1+1)/(tf+bm25K1*(1-bm25B+bm25B*float64(d.length)/avgLen)))
 		}
 	}
 	return s.top(scores, limit)
@@ -191,10 +189,24 @@ type bm25Score struct {
 	terms int
 }
 
-func (s *bm25Score) add(part float64) { s.score, s.terms = s.score+part, s.terms+1 }
+// result is d's result with this score and count.
+func (s bm25Score) result(d *Document) SearchResult {
+	r := d.Result(s.score)
+	r.terms = s.terms
+	return r
+}
+
+// bm25Scores are a search's documents' scores, by document number.
+type bm25Scores[D int32 | int64] map[D]bm25Score
+
+// add adds one term's part to doc's score.
+func (m bm25Scores[D]) add(doc D, part float64) {
+	s := m[doc]
+	m[doc] = bm25Score{s.score + part, s.terms + 1}
+}
 
 // top returns the best-scoring documents, ties broken by recency so results are deterministic.
-func (s *bm25Shard) top(scores map[int32]bm25Score, limit int) []SearchResult {
+func (s *bm25Shard) top(scores bm25Scores[int32], limit int) []SearchResult {
 	ranked := make([]int32, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
@@ -213,8 +225,7 @@ func (s *bm25Shard) top(scores map[int32]bm25Score, limit int) []SearchResult {
 	ranked = ranked[:min(limit, len(ranked))]
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
-		out[i] = s.docs[doc].Result(scores[doc].score)
-		out[i].terms = scores[doc].terms
+		out[i] = scores[doc].result(&s.docs[doc].Document)
 	}
 	return out
 }

@@ -43,7 +43,7 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if !f.IsZero() {
 		filter = &keptDocs{d: d, ctx: ctx, owner: owner, mem: mem, f: f, known: map[int64]bool{}}
 	}
-	scores := map[int64]bm25Score{}
+	scores := bm25Scores[int64]{}
 	var ps []diskPosting
 	for _, term := range hashes {
 		ps = ps[:0]
@@ -63,9 +63,7 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 				continue
 			}
 			tf := float64(p.tf)
-			sc := scores[p.doc]
-			sc.add(idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.length)/avgLen)))
-			scores[p.doc] = sc
+			scores.add(p.doc, idf*tf*(bm25K1+1)/(tf+bm25K1*(1-bm25B+bm25B*float64(p.length)/avgLen)))
 		}
 	}
 	if filter != nil && filter.err != nil {
@@ -125,7 +123,7 @@ func (k *keptDocs) keeps(doc int64) bool {
 // top returns the best-scoring documents, ties broken by recency then
 // event, as bm25Shard.top: every document scoring as well as the last one
 // kept is read, so the tie is broken among all of them.
-func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[int64]bm25Score, limit int) ([]SearchResult, error) {
+func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores bm25Scores[int64], limit int) ([]SearchResult, error) {
 	ranked := make([]int64, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
@@ -158,8 +156,7 @@ func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores map[
 	ranked = ranked[:min(cut, len(ranked))]
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
-		out[i] = docs[doc].Result(scores[doc].score)
-		out[i].terms = scores[doc].terms
+		out[i] = scores[doc].result(docs[doc])
 	}
 	return out, nil
 }

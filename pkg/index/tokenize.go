@@ -38,12 +38,13 @@ func stem(word []byte) string {
 	if ok {
 		return s
 	}
-	s = english.Stem(string(word), false)
+	w := string(word)
+	s = english.Stem(w, false)
 	stems.mu.Lock()
 	if len(stems.of) >= stemsKept {
 		clear(stems.of)
 	}
-	stems.of[string(word)] = s
+	stems.of[w] = s
 	stems.mu.Unlock()
 	return s
 }
