@@ -141,5 +141,16 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 			got["artifact_versions"] != float64(sessions/50+1) {
 			t.Errorf("killed at %d sessions, importing again: %v", point, got)
 		}
+		// The import that answered is kept: the undoing ends without
+		// taking it for the one the kill cut short.
+		for !strings.Contains(p.logs.String(), "no import a stop cut short is left to undo") {
+			if time.Now().After(deadline) {
+				t.Fatalf("killed at %d sessions: the undoing did not end", point)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := imported(p, user); n != sessions {
+			t.Errorf("killed at %d sessions: %d sessions once the undoing ended, after an import that answered with %d", point, n, sessions)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -126,7 +127,9 @@ func (s *Services) open(ctx context.Context, cfg *config.Config, logger *slog.Lo
 	s.logger = logger
 	host, _ := os.Hostname()
 	dataDir, _ := filepath.Abs(srv.DataDir)
-	s.process = host + ":" + dataDir
+	// A run of its own: the records of a restart's imports must not be
+	// taken for those the last run left (userarchive.UndoUnfinished).
+	s.process = userarchive.RunOf(host+":"+dataDir, strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err := os.MkdirAll(srv.DataDir, 0o750); err != nil {
 		return fmt.Errorf("server.data_dir: %w", err)
 	}

@@ -25,7 +25,8 @@ var ErrImportRunning = errkind.New(errkind.Conflict, "an import into this user i
 // and the next start undoes what it wrote (see Unfinished).
 type Import struct {
 	AppName, UserID, By string
-	// Process names the process writing it (see Services.Process).
+	// Process names the process writing it (see Services.Process): where
+	// it runs, then after a "#" which of that place's runs it is.
 	Process string
 	// Writing: it found the user empty and may have written; before,
 	// it has written nothing, and undoing it is forgetting the record.
@@ -172,27 +173,43 @@ type Undoer struct {
 	imports Imports
 	forget  func(ctx context.Context, appName, userID string) error
 	logger  *slog.Logger
+	done    chan struct{}
 
 	mu      sync.Mutex
 	undoing map[[2]string]error // nil while under way, else why it failed so far
 }
 
+// RunOf names a run of the process at place (its host and data
+// directory, which a restart keeps) in the records of its imports.
+func RunOf(place, run string) string { return place + "#" + run }
+
+// placeOf is where the process named process runs: an earlier run of the
+// same place has stopped, as only one process at a time uses a data
+// directory. A name without a run (written before runs were named) is
+// all place.
+func placeOf(process string) string {
+	place, _, _ := strings.Cut(process, "#")
+	return place
+}
+
 // UndoUnfinished starts undoing, until ctx ends, every import recorded in
 // imports that has stopped: one that found its user empty is undone by
-// forget (an erasure), one that had not is forgotten. Those of this
-// process (named process, see Services.Process) stopped with its last
-// run, and are undone at once, and Pending names them until they are;
-// another's stopped when it no longer renews its record (StaleAfter): a
-// live import on another replica is waited for, not undone.
+// forget (an erasure), one that had not is forgotten. The imports of an
+// earlier run of this process's place (process, named by RunOf) stopped
+// with that run, and are undone at once, and Pending names them until
+// they are; another place's stopped when it no longer renews its record
+// (StaleAfter): a live import on another replica is waited for, not
+// undone. An import of this run is never undone: it is alive, or has
+// answered.
 func UndoUnfinished(ctx context.Context, imports Imports, process string, forget func(ctx context.Context, appName, userID string) error,
 	logger *slog.Logger) (*Undoer, error) {
-	u := &Undoer{imports: imports, forget: forget, logger: logger, undoing: map[[2]string]error{}}
+	u := &Undoer{imports: imports, forget: forget, logger: logger, done: make(chan struct{}), undoing: map[[2]string]error{}}
 	records, err := imports.Unfinished(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the records of imports under way: %w", err)
 	}
 	for _, im := range records {
-		if im.Process == process {
+		if im.Process != process && placeOf(im.Process) == placeOf(process) {
 			u.undoing[[2]string{im.AppName, im.UserID}] = nil
 		}
 	}
@@ -200,33 +217,59 @@ func UndoUnfinished(ctx context.Context, imports Imports, process string, forget
 	return u, nil
 }
 
+// Done is closed once no import is left to undo (or ctx ended).
+func (u *Undoer) Done() <-chan struct{} { return u.done }
+
 func (u *Undoer) run(ctx context.Context, process string, records []Import) {
+	defer close(u.done)
 	for {
+		records = slices.DeleteFunc(records, func(im Import) bool { return im.Process == process })
 		if len(records) == 0 {
+			u.logger.Info("import: no import a stop cut short is left to undo")
 			return
 		}
-		wait := StaleAfter
+		var wait time.Duration // 0: read the records again at once
+		later := func(d time.Duration) {
+			if wait == 0 || d < wait {
+				wait = d
+			}
+		}
 		for _, im := range records {
-			if age := time.Since(im.Beat); im.Process != process && age < StaleAfter {
-				wait = min(wait, StaleAfter-age) // alive, or not yet known to have stopped
+			if age := time.Since(im.Beat); placeOf(im.Process) != placeOf(process) && age < StaleAfter {
+				later(StaleAfter - age) // alive, or not yet known to have stopped
 				continue
 			}
-			u.undo(ctx, im)
+			if !u.undo(ctx, im) {
+				later(StaleAfter)
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		var err error
-		if records, err = u.imports.Unfinished(ctx); err != nil {
+		for {
+			if !sleep(ctx, wait) {
+				return
+			}
+			var err error
+			if records, err = u.imports.Unfinished(ctx); err == nil {
+				break
+			}
 			u.logger.Error("import: reading the records of imports under way failed; trying again", "error", err)
+			wait = StaleAfter
 		}
 	}
 }
 
-// undo undoes one import that stopped.
-func (u *Undoer) undo(ctx context.Context, im Import) {
+// sleep waits for d, and says whether ctx is still going.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// undo undoes one import that stopped, and says whether it is undone.
+func (u *Undoer) undo(ctx context.Context, im Import) bool {
 	key := [2]string{im.AppName, im.UserID}
 	u.mu.Lock()
 	u.undoing[key] = nil
@@ -244,12 +287,13 @@ func (u *Undoer) undo(ctx context.Context, im Import) {
 	if err != nil {
 		u.logger.Error("import: undoing an import a stop cut short failed; trying again", "app", im.AppName, "user", im.UserID, "error", err)
 		u.undoing[key] = err
-		return
+		return false
 	}
 	if im.Writing {
 		u.logger.Info("import: undone; the user holds nothing, import the archive again", "app", im.AppName, "user", im.UserID)
 	}
 	delete(u.undoing, key)
+	return true
 }
 
 // Pending says which imports a stop cut short are still being undone

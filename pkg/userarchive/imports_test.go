@@ -60,15 +60,15 @@ func TestImportRecords(t *testing.T) {
 	}
 }
 
-// A start undoes its own process's imports at once, naming them until
-// they are; another process's once its record goes stale, not before;
+// A start undoes its place's last run's imports at once, naming them
+// until they are; another process's once its record goes stale, not before;
 // one that had not begun writing is forgotten without an erasure.
 func TestUndoUnfinished(t *testing.T) {
 	ctx := t.Context()
 	q := userarchive.NewInMemoryImports()
 	now := time.Now()
 	for _, im := range []userarchive.Import{
-		{AppName: "a", UserID: "mine", Process: "me", Writing: true, Beat: now},
+		{AppName: "a", UserID: "mine", Process: userarchive.RunOf("here", "1"), Writing: true, Beat: now},
 		{AppName: "a", UserID: "theirs-stopping", Process: "them", Writing: true, Beat: now.Add(-userarchive.StaleAfter + 200*time.Millisecond)},
 		{AppName: "a", UserID: "claimed-only", Process: "them", Beat: now.Add(-time.Hour)},
 		{AppName: "a", UserID: "theirs-alive", Process: "them", Writing: true, Beat: now.Add(time.Hour)}, // renewed as it goes
@@ -89,7 +89,7 @@ func TestUndoUnfinished(t *testing.T) {
 		forgotten = append(forgotten, user)
 		return nil
 	}
-	u, err := userarchive.UndoUnfinished(ctx, q, "me", forget, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	u, err := userarchive.UndoUnfinished(ctx, q, userarchive.RunOf("here", "2"), forget, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +120,72 @@ func TestUndoUnfinished(t *testing.T) {
 	}
 	if err := u.Pending(); err != nil {
 		t.Errorf("Pending once all are undone = %v", err)
+	}
+}
+
+// An import of this run is never undone, whatever its record says: it is
+// alive, or has answered. Only the last run's are, at once (a server
+// killed during an import, restarted, and asked for the same import
+// again, erased the second one: finding 1 of issue 71).
+func TestAnImportOfThisRunIsNeverUndone(t *testing.T) {
+	ctx := t.Context()
+	q := userarchive.NewInMemoryImports()
+	last, this := userarchive.RunOf("host:/data", "1"), userarchive.RunOf("host:/data", "2")
+	for _, im := range []userarchive.Import{
+		{AppName: "a", UserID: "cut-short", Process: last, Writing: true, Beat: time.Now()},
+		{AppName: "a", UserID: "older-hector", Process: "host:/data", Writing: true, Beat: time.Now()}, // named before runs were
+	} {
+		if err := q.Claim(ctx, im); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var forgotten []string
+	hold := make(chan struct{})
+	forget := func(_ context.Context, app, user string) error {
+		if user == "cut-short" {
+			<-hold
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		forgotten = append(forgotten, user)
+		return nil
+	}
+	u, err := userarchive.UndoUnfinished(ctx, q, this, forget, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// While the last run's import is undone, this run imports two users,
+	// one of them again the user being undone's neighbour; its records
+	// beat late, as a busy process's may.
+	for _, user := range []string{"again", "other"} {
+		if err := q.Claim(ctx, userarchive.Import{AppName: "a", UserID: user, Process: this, Writing: true, Beat: time.Now().Add(-time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(hold)
+	select {
+	case <-u.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the undoer did not end")
+	}
+	mu.Lock()
+	if slices.Sort(forgotten); !slices.Equal(forgotten, []string{"cut-short", "older-hector"}) {
+		t.Errorf("erased %q, want only the last run's", forgotten)
+	}
+	mu.Unlock()
+	left, err := q.Unfinished(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, im := range left {
+		users = append(users, im.UserID)
+	}
+	if slices.Sort(users); !slices.Equal(users, []string{"again", "other"}) {
+		t.Errorf("records left: %q, want this run's two", users)
+	}
+	if err := u.Pending(); err != nil {
+		t.Errorf("Pending = %v", err)
 	}
 }
