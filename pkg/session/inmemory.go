@@ -23,6 +23,7 @@ type inMemoryService struct {
 	userState map[owner]map[string]any
 	feed      []memChange // in cursor order
 	cursor    int64
+	lineage   memLineage
 }
 
 type owner struct{ app, user string }

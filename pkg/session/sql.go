@@ -73,6 +73,9 @@ func NewSQLService(db *gorm.DB, opts ...Option) (*SQLService, error) {
 	if err == nil {
 		err = recordTimeOrder(db, timesFilled)
 	}
+	if err == nil {
+		err = migrateLineage(db)
+	}
 	if err == nil && !sqlite { // see insertWithCursor
 		err = db.AutoMigrate(&feedHeadRow{})
 		if err == nil {
@@ -768,8 +771,10 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// The head counts a blank tombstone: it holds the cursor of an
+		// erased person's last change, which an index may have passed.
 		_, err = t.scanRow("SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events WHERE feed_cursor <= ?"+
-			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ? AND app_name <> '') AS highest", []any{bound, bound}, &head)
+			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ?) AS highest", []any{bound, bound}, &head)
 		return err
 	})
 	if err != nil {

@@ -21,7 +21,8 @@ type TombstoneEraser interface {
 }
 
 // EraseTombstones removes the user's tombstones but the newest, which it
-// keeps with its names blanked: SQLite hands out the cursor after the
+// keeps with its names blanked, and counts an erasure in the store's
+// Lineage (an index file older than it is then made again): SQLite hands out the cursor after the
 // highest in the feed, and a cursor handed out again would be one that
 // readers have passed, so what was appended with it would never reach
 // the index. Readers never see a blank tombstone; it says nothing.
@@ -32,6 +33,9 @@ func (s *SQLService) EraseTombstones(ctx context.Context, appName, userID string
 		var newest int64
 		mine := func() *gorm.DB {
 			return tx.Model(&tombstoneRow{}).Where("app_name = ? AND user_id = ?", appName, userID)
+		}
+		if err := countErasure(tx); err != nil {
+			return err
 		}
 		if err := mine().Select("coalesce(max(feed_cursor), 0)").Scan(&newest).Error; err != nil || newest == 0 {
 			return err
@@ -49,6 +53,9 @@ func (s *SQLService) EraseTombstones(ctx context.Context, appName, userID string
 func (m *inMemoryService) EraseTombstones(ctx context.Context, appName, userID string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.lineage.mu.Lock()
+	m.lineage.Erasures++
+	m.lineage.mu.Unlock()
 	before := len(m.feed)
 	m.feed = slices.DeleteFunc(m.feed, func(c memChange) bool { return c.deleted && c.key.owner == owner{appName, userID} })
 	return before - len(m.feed), nil

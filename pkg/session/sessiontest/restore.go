@@ -103,12 +103,32 @@ func testErasedTombstones(t *testing.T, svc session.Service) {
 		}
 	}
 	_, seen := allChanges(t, svc, 0, 0)
+	lineage := func() session.Lineage {
+		l, ok := svc.(session.LineageReader)
+		if !ok {
+			t.Fatalf("%T names no lineage", svc)
+		}
+		lin, err := l.Lineage(ctx)
+		if err != nil || lin.StoreID == "" {
+			t.Fatalf("Lineage = %+v, %v", lin, err)
+		}
+		return lin
+	}
+	before := lineage()
 	if n, err := eraser.EraseTombstones(ctx, app, user); err != nil || n != 2 {
 		t.Fatalf("EraseTombstones = %d, %v; want 2", n, err)
+	}
+	if after := lineage(); after != (session.Lineage{StoreID: before.StoreID, Erasures: before.Erasures + 1}) {
+		t.Errorf("Lineage after an erasure = %+v, was %+v: want one erasure more, the same store", after, before)
 	}
 	changes, _ := allChanges(t, svc, 0, 0)
 	if d := describe(changes); len(d) != 0 {
 		t.Errorf("the feed after erasing names the user still: %q", d)
+	}
+	// The erased changes were the newest: the head stays where readers
+	// have been, or a reader's lag would be negative.
+	if resp, err := svc.Changes(ctx, &session.ChangesRequest{After: seen, Limit: 1}); err != nil || resp.Head < seen {
+		t.Errorf("Changes after erasing the newest changes: head %d, %v; a reader has seen %d", resp.Head, err, seen)
 	}
 	bob, err := svc.Create(ctx, &session.CreateRequest{AppName: app, UserID: "bob", SessionID: "b"})
 	if err != nil {
