@@ -439,7 +439,10 @@ type ImportSummary struct {
 
 // IndexStatus defines model for IndexStatus.
 type IndexStatus struct {
-	Error     *string        `json:"error,omitempty"`
+	Error *string `json:"error,omitempty"`
+
+	// Healing Why the index in process is being built again from the sessions (its file damaged, another store's, or older than an erasure) and how far along; absent when it is not. Searches answer 503 index_rebuilding meanwhile
+	Healing   *string        `json:"healing,omitempty"`
 	Lag       *int           `json:"lag,omitempty"`
 	Rebuild   *RebuildStatus `json:"rebuild,omitempty"`
 	Store     *string        `json:"store,omitempty"`

@@ -955,6 +955,8 @@ export interface components {
         };
         IndexStatus: {
             error?: string;
+            /** @description Why the index in process is being built again from the sessions (its file damaged, another store's, or older than an erasure) and how far along; absent when it is not. Searches answer 503 index_rebuilding meanwhile */
+            healing?: string;
             lag?: number;
             rebuild?: components["schemas"]["RebuildStatus"];
             store?: string;

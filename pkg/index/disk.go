@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/hectormem/hector/pkg/session"
 )
 
 // diskStore is the in-process Store kept on disk: one SQLite file in the
@@ -29,6 +31,11 @@ type diskStore struct {
 	mu     sync.RWMutex // held to read or write the handles; exclusively to swap the file
 	db     *diskDB      // nil until opened
 	schema Schema       // as the file says: Fingerprint "" while it holds nothing
+
+	// onDamage is told when a page read from the file is not what was
+	// written to it: the index that owns the store builds the file again
+	// from the feed (Index.heal). Set before the store is used.
+	onDamage func(err error)
 }
 
 func newDiskStore(path string, logger func() *slog.Logger) *diskStore {
@@ -75,26 +82,22 @@ func (s *diskStore) load(ctx context.Context) error {
 		return fmt.Errorf("index: directory of %s: %w", s.path, err)
 	}
 	_, statErr := os.Stat(s.path)
-	db, schema, err := readDiskFile(ctx, s.path, s.logger)
+	err := s.openFile(ctx)
 	if err == nil {
 		if os.IsNotExist(statErr) {
 			s.logger().Info("index: no index file yet; the index is built from the sessions' change feed", "path", s.path)
 		}
-		s.db, s.schema = db, schema
 		return nil
 	}
 	if !unreadable(err) {
-		return fmt.Errorf("index: opening %s: %w", s.path, err)
+		return err
 	}
 	s.logger().Warn("index: the index file is damaged or unreadable; it is set aside and the index is built again from the sessions' change feed",
 		"path", s.path, "error", err)
-	if err := setAside(s.path); err != nil {
+	if err := setAside(s.path, ".damaged"); err != nil {
 		return fmt.Errorf("index: setting aside %s: %w", s.path, err)
 	}
-	if s.db, s.schema, err = readDiskFile(ctx, s.path, s.logger); err != nil {
-		return fmt.Errorf("index: opening %s: %w", s.path, err)
-	}
-	return nil
+	return s.openFile(ctx)
 }
 
 // setSchema records how the file's documents are made; callers hold mu.
@@ -111,14 +114,89 @@ func (s *diskStore) Ready(ctx context.Context) error {
 	return s.use(func(db *diskDB, _ Schema) error { return db.read.PingContext(ctx) })
 }
 
-// use runs fn with the open file, which no rebuild swaps meanwhile.
+// use runs fn with the open file, which no rebuild swaps meanwhile. A
+// page found damaged on the way is reported (found), and the caller told
+// the index is being built again.
 func (s *diskStore) use(fn func(db *diskDB, schema Schema) error) error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.db == nil {
+		s.mu.RUnlock()
 		return errors.New("index: the index file is not open")
 	}
-	return fn(s.db, s.schema)
+	err := fn(s.db, s.schema)
+	s.mu.RUnlock()
+	if damaged(err) {
+		return s.found(err)
+	}
+	return err
+}
+
+// found reports damage read from the file.
+func (s *diskStore) found(err error) error {
+	if s.onDamage != nil {
+		s.onDamage(err)
+	}
+	return fmt.Errorf("%w: a page of its file was found damaged", ErrHealing)
+}
+
+// reset sets the file aside (renamed with suffix, beside it, for whoever
+// wants to look) and opens an empty one of the same schema in its place,
+// its cursors at the feed's start: the index is then built again from
+// the change feed.
+func (s *diskStore) reset(ctx context.Context, suffix string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db != nil {
+		s.db.close() // what it flushes goes aside with it
+		s.db = nil
+	}
+	if err := setAside(s.path, suffix); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("index: setting aside %s: %w", s.path, err)
+	}
+	schema := s.schema
+	if err := s.openFile(ctx); err != nil {
+		return err
+	}
+	return s.setSchema(ctx, s.db, schema)
+}
+
+// openFile opens the file at the store's path; callers hold mu.
+func (s *diskStore) openFile(ctx context.Context) (err error) {
+	s.db, s.schema, err = readDiskFile(ctx, s.path, s.logger)
+	if err != nil {
+		return fmt.Errorf("index: opening %s: %w", s.path, err)
+	}
+	report := func(err error) { s.found(err) }
+	s.db.onDamage.Store(&report)
+	return nil
+}
+
+// Meta keys of the file's Lineage.
+const (
+	metaStore    = "store"
+	metaErasures = "erasures"
+)
+
+// lineage is the sessions' store and erasures the file says it was
+// derived from; a StoreID "" when it says none (new, or written before
+// files named one).
+func (s *diskStore) lineage(ctx context.Context) (lin session.Lineage, err error) {
+	err = s.use(func(db *diskDB, _ Schema) error {
+		meta, err := db.meta(ctx)
+		lin.StoreID, _ = meta[metaStore].(string)
+		lin.Erasures, _ = meta[metaErasures].(int64)
+		return err
+	})
+	return lin, err
+}
+
+// bind records that the file is derived from lin.
+func (s *diskStore) bind(ctx context.Context, lin session.Lineage) error {
+	return s.use(func(db *diskDB, _ Schema) error {
+		return db.update(ctx, func(tx diskTx) error {
+			return setMeta(ctx, tx, map[string]any{metaStore: lin.StoreID, metaErasures: lin.Erasures})
+		})
+	})
 }
 
 func (s *diskStore) Write(ctx context.Context, o Owner, docs []StoredDoc) error {
@@ -274,12 +352,7 @@ func (b *diskBuild) Commit(ctx context.Context) error {
 		return err
 	}
 	syncDir(filepath.Dir(s.path))
-	db, schema, err := readDiskFile(ctx, s.path, s.logger)
-	if err != nil {
-		return err
-	}
-	s.db, s.schema = db, schema
-	return nil
+	return s.openFile(ctx)
 }
 
 func (b *diskBuild) Abort(context.Context) error {

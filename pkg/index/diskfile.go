@@ -9,10 +9,14 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/hectormem/hector/internal/pagesum"
 )
 
 // diskDB is an open index file: a pool of readers, one writer, each with
@@ -39,6 +43,7 @@ type diskDB struct {
 	flusherDone  chan struct{}
 
 	beforeCheckpoint func() // a test's, to hold a checkpoint open
+	onDamage         atomic.Pointer[func(err error)] // told of a damaged page the flusher read (see diskStore.found)
 }
 
 type statements struct {
@@ -196,16 +201,28 @@ const (
 func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 	registerDiskDriver.Do(func() {
 		sql.Register(diskDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			// The page size takes only in a new file, before WAL mode
-			// writes its first page; a file made before keeps its own.
+			// Each page keeps a checksum in its last bytes, checked as it
+			// is read (internal/pagesum): the reserve, like the page
+			// size, takes only in a new file, before WAL mode writes its
+			// first page (and in a VACUUM: addSums).
 			// No checkpoint inside a commit: a flush commits while searches
 			// wait (viewMu), and a checkpoint copies and syncs megabytes.
 			// The flusher checkpoints outside every lock (checkpointQuietly).
+			if err := c.SetFileControlInt("main", pagesum.FcntlReserveBytes, pagesum.ReserveBytes); err != nil {
+				return err
+			}
 			_, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(diskPageSize)+`; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0`, nil)
 			return err
 		}})
 	})
+	if err := pagesum.Register(); err != nil {
+		return nil, err
+	}
+	if err := addSums(path, logger); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
+	q.Set("vfs", pagesum.VFS)
 	q.Set("_synchronous", "NORMAL") // the index is derived: a power cut loses its last writes and the feed has them
 	q.Set("_busy_timeout", "10000")
 	q.Set("_secure_delete", "on")
@@ -298,22 +315,66 @@ func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
 var errOtherLayout = errors.New("written by a Hector whose index file has another layout")
 
 // unreadable reports whether err says the file is no index this Hector
-// reads, rather than that it cannot be reached.
+// reads (damaged, or of another layout), rather than that it cannot be
+// reached.
 func unreadable(err error) bool {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
-		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrFormat
+		return damaged(err) || se.Code == sqlite3.ErrFormat || se.Code == sqlite3.ErrError && strings.Contains(se.Error(), "no such")
 	}
 	return errors.Is(err, errOtherLayout)
 }
 
-// setAside renames a damaged file beside it, kept for whoever wants to
-// look (replacing any file set aside before), and removes its journal.
-func setAside(path string) error {
-	if err := os.Rename(path, path+".damaged"); err != nil {
+// damaged reports whether err says a page of the file is not what was
+// written to it: its checksum fails, or SQLite found it malformed.
+func damaged(err error) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return pagesum.Damaged(err) || se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+}
+
+// addSums gives a file made before its pages kept checksums a checksum in
+// every page, once: a VACUUM writes every page again, now with the
+// reserve the driver asks for, and it is checkpointed into the file (page
+// 1, which says the pages keep sums, first) before any other connection
+// opens it. The index in it is kept: building
+// it again would embed every turn again.
+func addSums(path string, logger func() *slog.Logger) error {
+	header := make([]byte, 100)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // no file yet, or one openDiskDB reports on
+	}
+	n, _ := f.ReadAt(header, 0)
+	f.Close()
+	if n < 100 || string(header[:16]) != "SQLite format 3\x00" || header[20] == pagesum.ReserveBytes {
+		return nil
+	}
+	start := time.Now()
+	logger().Info("index: adding a checksum to every page of the index file, once (a minute or two for a million turns)", "path", path)
+	db, err := sql.Open(diskDriver, "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=rw&_busy_timeout=10000&vfs="+pagesum.VFS)
+	if err != nil {
 		return err
 	}
-	_, err := RemoveFile(path)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`VACUUM; PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("index: adding checksums to %s: %w", path, err)
+	}
+	logger().Info("index: every page of the index file keeps a checksum", "path", path, "took", time.Since(start).Round(time.Millisecond))
+	return db.Close()
+}
+
+// setAside renames a file that is not to be believed beside it, with
+// suffix, kept for whoever wants to look (replacing any file set aside
+// before), and removes its journal.
+func setAside(path, suffix string) error {
+	err := os.Rename(path, path+suffix)
+	if _, rerr := RemoveFile(path); err == nil {
+		err = rerr
+	}
 	return err
 }
 

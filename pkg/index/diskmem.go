@@ -275,7 +275,9 @@ func (d *diskDB) flusher(logger func() *slog.Logger) {
 		case <-tick.C:
 		case <-d.kick:
 		}
-		if err := d.flush(context.Background()); err != nil {
+		if err := d.flush(context.Background()); damaged(err) && d.onDamage.Load() != nil {
+			(*d.onDamage.Load())(err)
+		} else if err != nil {
 			logger().Warn("index: writing recent documents to the index file failed; retrying (they are searched meanwhile, and a restart takes them from the change feed)",
 				"error", err)
 		}

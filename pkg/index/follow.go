@@ -75,18 +75,25 @@ func (x *Index) catchUpAtStart(ctx context.Context) error {
 	}
 	x.logger().Info("index: far behind the change feed; catching up in the background, searches answer from what is applied",
 		"cursor", cursor, "head", resp.Head)
-	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	x.stopBackground = cancel
-	x.catchingUp.Store(true)
+	x.catchUpInBackground()
+	return nil
+}
+
+// catchUpInBackground follows the change feed to its head on a goroutine
+// of its own; appends leave their indexing to it meanwhile (see Index).
+// One that runs already goes on from a rewound cursor by itself.
+func (x *Index) catchUpInBackground() {
+	if !x.catchingUp.CompareAndSwap(false, true) {
+		return
+	}
 	x.background.Go(func() {
 		defer x.catchingUp.Store(false)
-		if err := x.follow(bg, x.opts.sessions, nil); err != nil && bg.Err() == nil {
+		if err := x.follow(x.life, x.opts.sessions, nil); err != nil && x.life.Err() == nil {
 			x.logger().Warn("index: the catch-up stopped; the server's periodic catch-up goes on from there", "error", err)
 			return
 		}
 		x.logger().Info("index: caught up with the change feed")
 	})
-	return nil
 }
 
 // CatchingUp reports whether the index is catching up with the change feed
@@ -125,14 +132,16 @@ func (x *Index) follow(ctx context.Context, sessions session.Service, handle ses
 		if err != nil {
 			return fmt.Errorf("index: reading the change feed: %w", err)
 		}
-		if len(resp.Changes) == 0 {
-			return nil
-		}
 		if err := applyChanges(ctx, x.opts.include, resp.Changes, target); err != nil {
 			return err
 		}
-		if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
-			return err
+		if resp.Cursor > cursor { // past changes an erasure removed too, which a page does not hold
+			if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
+				return err
+			}
+		}
+		if len(resp.Changes) == 0 {
+			return nil
 		}
 		if time.Since(logged) > progressEvery {
 			x.logger().Info("index: catching up on the change feed", "cursor", cursor, "head", resp.Head)

@@ -78,7 +78,10 @@ type Index struct {
 
 	lane *vectorLane // embeds in the background; nil when documents are embedded as they are written
 
-	catchingUp     atomic.Bool // a start's catch-up runs in the background (see catchUpAtStart)
+	catchingUp     atomic.Bool // a catch-up runs in the background (see catchUpAtStart, heal)
+	healing        atomic.Pointer[healing]
+	resetting      atomic.Int32 // heals whose catch-up has not begun
+	life           context.Context // the background's, until Close
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 
@@ -126,7 +129,11 @@ func New(kind Kind, store Store, e embed.Embedder, position Position, opts ...Op
 		fusion = *o.fusion
 	}
 	x := &Index{kind: kind, store: store, embedder: e, fusion: fusion, tok: Tokenizer{Stem: o.stem}, opts: o, position: position}
+	x.life, x.stopBackground = context.WithCancel(context.Background())
 	x.local, _ = store.(inProcessStore)
+	if d, ok := store.(*diskStore); ok && o.sessions != nil {
+		d.onDamage = x.heal
+	}
 	x.leads.Store(x.local != nil) // the process always leads its own store
 	if o.background && kind == KindHybrid && o.sessions != nil {
 		at := o.vectorsAt
@@ -171,6 +178,9 @@ func (x *Index) Start(ctx context.Context) error {
 			if err := x.startAnew(ctx); err != nil {
 				return err
 			}
+		}
+		if err := x.checkFile(ctx); err != nil {
+			return err
 		}
 		if x.lane != nil {
 			x.startLane(ctx)
@@ -292,6 +302,9 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	if err := x.usable(ctx); err != nil {
 		return nil, err
 	}
+	if err := x.Healing(ctx); err != nil {
+		return nil, err
+	}
 	resp := &SearchResponse{}
 	if strings.TrimSpace(req.Query) == "" {
 		return resp, nil
@@ -404,6 +417,13 @@ func (x *Index) Forget(ctx context.Context, appName, userID string) (int, error)
 			return 0, fmt.Errorf("index: erasing a user from %s: %w", x.store.Name(), err)
 		}
 	}
+	lin, _, err := lineageOf(ctx, x.opts.sessions)
+	if err == nil {
+		err = x.bindFile(ctx, x.opts.sessions, lin)
+	}
+	if err != nil { // the next start finds the file behind the erasures, and builds it again
+		x.logger().Warn("index: could not record the erasure in the index file", "error", err)
+	}
 	x.skips.forget(appName, userID, time.Now()) // the skip log names their events
 	x.forgotMu.Lock()
 	if x.forgot != nil {
@@ -447,10 +467,8 @@ func (x *Index) Clear(ctx context.Context, appName, userID, sessionID string) er
 // Close releases the feed lease and the store's connections; an index in
 // process writes what it holds in memory to its file or snapshot.
 func (x *Index) Close() error {
-	if x.stopBackground != nil {
-		x.stopBackground()
-		x.background.Wait()
-	}
+	x.stopBackground()
+	x.background.Wait()
 	var closeLane error
 	if x.lane != nil {
 		x.lane.close()

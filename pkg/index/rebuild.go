@@ -200,12 +200,12 @@ func (x *Index) Rebuild(ctx context.Context, sessions session.Service, appName, 
 // when there is much of it, with searches answering from what is applied.
 // A start then never waits for the whole feed, as a rebuild would make it.
 func (x *Index) startAnew(ctx context.Context) error {
-	return x.swapIn(ctx, func(StoreBuild) (int64, error) { return 0, nil })
+	return x.swapIn(ctx, x.opts.sessions, func(StoreBuild) (int64, error) { return 0, nil })
 }
 
 func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error {
 	var r *replay
-	err := x.swapIn(ctx, func(b StoreBuild) (int64, error) {
+	err := x.swapIn(ctx, sessions, func(b StoreBuild) (int64, error) {
 		// With background vectors the rebuild writes terms, which is quick,
 		// and the lane embeds everything again from the start of the feed.
 		r = newReplay(ctx, x.opts.include, &storeTarget{x: x, w: b, termsOnly: x.lane != nil}, x.opts.progress)
@@ -218,9 +218,18 @@ func (x *Index) rebuildAll(ctx context.Context, sessions session.Service) error 
 }
 
 // swapIn makes a new collection of this configuration, has fill write it
-// up to a cursor of the change feed, and puts it in the old one's place,
-// the index's cursor at that one and its vectors' at the feed's start.
-func (x *Index) swapIn(ctx context.Context, fill func(StoreBuild) (cursor int64, err error)) error {
+// from sessions up to a cursor of the change feed, and puts it in the old
+// one's place, the index's cursor at that one and its vectors' at the
+// feed's start. A file is bound to the sessions as they were before fill
+// read them: an erasure meanwhile is recorded by its own Forget.
+func (x *Index) swapIn(ctx context.Context, sessions session.Service, fill func(StoreBuild) (cursor int64, err error)) error {
+	var lin session.Lineage
+	if sessions != nil {
+		var err error
+		if lin, _, err = lineageOf(ctx, sessions); err != nil {
+			return rebuildFailed(ctx, err)
+		}
+	}
 	b, err := x.store.Begin(ctx, x.schema())
 	if err != nil {
 		return rebuildFailed(ctx, err)
@@ -250,7 +259,7 @@ func (x *Index) swapIn(ctx context.Context, fill func(StoreBuild) (cursor int64,
 	if err := x.position.Rewind(ctx, cursor); err != nil {
 		return fmt.Errorf("index: the rebuild is live but its cursor could not be saved: %w", err)
 	}
-	return nil
+	return x.bindFile(ctx, sessions, lin)
 }
 
 func (x *Index) rebuildScope(ctx context.Context, sessions session.Service, appName, userID string) error {

@@ -106,6 +106,9 @@ func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := s.svcs.Index.Ready(r.Context()); err != nil {
 		out["error"] = err.Error()
 	}
+	if err := indexHealing(r.Context(), s.svcs); err != nil {
+		out["healing"] = err.Error()
+	}
 	out["skipped"] = s.svcs.Index.Skipped()
 	s.rebuild.mu.Lock()
 	rebuild := s.rebuild.status

@@ -74,6 +74,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{http.StatusBadGateway, "bad_gateway", err.Error()}
 	case errors.Is(err, index.ErrNeedsRebuild):
 		return &apiError{http.StatusServiceUnavailable, "index_needs_rebuild", err.Error()}
+	case errors.Is(err, index.ErrHealing): // says why and how far along, never where
+		return &apiError{http.StatusServiceUnavailable, "index_rebuilding", err.Error()}
 	// Which store is unavailable is said in general terms: the errors
 	// themselves may hold addresses.
 	case errors.Is(err, index.ErrStoreUnavailable):
@@ -105,7 +107,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, e *apiError) {
 	switch e.code {
-	case "unavailable", "erasure_in_progress":
+	case "unavailable", "erasure_in_progress", "index_rebuilding":
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	case "rate_limited":
 		w.Header().Set("Retry-After", "1")

@@ -43,6 +43,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if skipped := s.svcs.Index.Skipped().Total; skipped > 0 {
 		out["index_skipped_documents"] = skipped
 	}
+	// Ready: sessions are served; searches say the same until it is built.
+	if err := indexHealing(ctx, s.svcs); err != nil {
+		out["index_healing"] = err.Error()
+	}
 	// Ready, and still applying what the feed recorded before it started,
 	// or embedding behind the terms (all of it again after the embedder
 	// changed): searches answer meanwhile from what is applied, by words
@@ -144,6 +148,15 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 type lags struct {
 	terms, vectors int64
 	background     bool // vectors are embedded after the terms
+}
+
+// indexHealing says why and how far the index in process is being built
+// again from the sessions (index.ErrHealing), nil when it is not.
+func indexHealing(ctx context.Context, svcs *app.Services) error {
+	if h, ok := svcs.Index.(interface{ Healing(context.Context) error }); ok {
+		return h.Healing(ctx)
+	}
+	return nil
 }
 
 func indexLag(ctx context.Context, svcs *app.Services) (lags, error) {

@@ -307,7 +307,8 @@ var schemas = map[string]any{
 	"UserList": obj(map[string]any{"users": array(obj(map[string]any{"app": str, "user": str, "sessions": num, "facts": num,
 		"last_update_time": map[string]any{"type": "string", "format": "date-time", "description": "Their sessions' last update; absent with none"}},
 		"app", "user", "sessions", "facts")), "next_page_token": str}),
-	"IndexStatus":   obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus")}),
+	"IndexStatus": obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus"),
+		"healing": map[string]any{"type": "string", "description": "Why the index in process is being built again from the sessions (its file damaged, another store's, or older than an erasure) and how far along; absent when it is not. Searches answer 503 index_rebuilding meanwhile"}}),
 	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
 }
 

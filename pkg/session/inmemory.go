@@ -326,6 +326,9 @@ func (m *inMemoryService) Changes(ctx context.Context, req *ChangesRequest) (*Ch
 		resp.Changes = append(resp.Changes, change)
 		resp.Cursor = c.cursor
 	}
+	if len(resp.Changes) < limit {
+		resp.Cursor = max(resp.Cursor, resp.Head)
+	}
 	return resp, nil
 }
 

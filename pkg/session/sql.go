@@ -799,6 +799,9 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		resp.Changes = append(resp.Changes, c)
 		resp.Cursor = c.Cursor
 	}
+	if len(resp.Changes) < limit { // every change up to the head is in the page, or erased
+		resp.Cursor = max(resp.Cursor, head)
+	}
 	return resp, nil
 }
 
