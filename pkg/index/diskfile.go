@@ -42,7 +42,7 @@ type diskDB struct {
 	kick, stop   chan struct{}
 	flusherDone  chan struct{}
 
-	beforeCheckpoint func() // a test's, to hold a checkpoint open
+	beforeCheckpoint func()                          // a test's, to hold a checkpoint open
 	onDamage         atomic.Pointer[func(err error)] // told of a damaged page the flusher read (see diskStore.found)
 }
 

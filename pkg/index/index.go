@@ -80,7 +80,7 @@ type Index struct {
 
 	catchingUp     atomic.Bool // a catch-up runs in the background (see catchUpAtStart, heal)
 	healing        atomic.Pointer[healing]
-	resetting      atomic.Int32 // heals whose catch-up has not begun
+	resetting      atomic.Int32    // heals whose catch-up has not begun
 	life           context.Context // the background's, until Close
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
