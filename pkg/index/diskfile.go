@@ -208,10 +208,15 @@ func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 			// No checkpoint inside a commit: a flush commits while searches
 			// wait (viewMu), and a checkpoint copies and syncs megabytes.
 			// The flusher checkpoints outside every lock (checkpointQuietly).
+			// The reserve is asked for after the page size, which asks
+			// for the file's present reserve again.
+			if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(diskPageSize), nil); err != nil {
+				return err
+			}
 			if err := c.SetFileControlInt("main", pagesum.FcntlReserveBytes, pagesum.ReserveBytes); err != nil {
 				return err
 			}
-			_, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(diskPageSize)+`; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0`, nil)
+			_, err := c.Exec(`PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0`, nil)
 			return err
 		}})
 	})
