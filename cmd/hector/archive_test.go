@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,5 +153,101 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 		if n := imported(p, user); n != sessions {
 			t.Errorf("killed at %d sessions: %d sessions once the undoing ended, after an import that answered with %d", point, n, sessions)
 		}
+	}
+}
+
+// A user erased while an import into them runs ends erased, verified: the
+// erasure waits for the import under way (new ones are refused), then
+// removes all of it (finding 5 of issue 71: sessions were left behind an
+// erasure that ended unverified). The archive arrives in two halves, the
+// second once the erasure has begun, so the import is under way whatever
+// the pace of either.
+func TestAnErasureDuringAnImportEndsVerified(t *testing.T) {
+	const sessions = 300
+	dir := t.TempDir()
+	config := filepath.Join(dir, "hector.yaml")
+	os.WriteFile(config, []byte("server:\n  index: {type: keyword}\n  limits: {requests_per_second: 100000, burst: 100000}\n"), 0o600)
+	p := start(t, []string{"HECTOR_DATA_DIR=" + dir, "HECTOR_FACTS_KEY="}, "--config", config)
+	src := "/v1/apps/demo/users/src"
+	for i := range sessions {
+		p.call(t, "POST", src+"/sessions", map[string]any{"session_id": fmt.Sprintf("s%d", i)}, 201)
+		p.call(t, "POST", fmt.Sprintf("%s/sessions/s%d/events", src, i), text(fmt.Sprintf("turn %d of the archive", i)), 201)
+	}
+	resp, err := http.Get(p.base + src + "/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("export: %d, %v", resp.StatusCode, err)
+	}
+	held := func() int { // the user's sessions
+		for _, u := range p.call(t, "GET", "/v1/apps/demo/users?page_size=1000", nil, 200)["users"].([]any) {
+			if u := u.(map[string]any); u["user"] == "dst" {
+				n, _ := u["sessions"].(float64)
+				return int(n)
+			}
+		}
+		return 0
+	}
+	u := "/v1/apps/demo/users/dst"
+	body, feed := io.Pipe()
+	imported := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(p.base+u+"/import", "application/x-tar", body)
+		if err != nil {
+			imported <- 0
+			return
+		}
+		resp.Body.Close()
+		imported <- resp.StatusCode
+	}()
+	go feed.Write(archive[:len(archive)/2])
+	deadline := time.Now().Add(time.Minute)
+	for held() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the import's first half wrote nothing")
+		}
+	}
+	erased := make(chan map[string]any, 1)
+	go func() {
+		req, _ := http.NewRequest("DELETE", p.base+u, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			erased <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var receipt map[string]any
+		json.NewDecoder(resp.Body).Decode(&receipt)
+		receipt["http_status"] = resp.StatusCode
+		erased <- receipt
+	}()
+	// The second half once the erasure has ended, or says it waits for
+	// the import: an erasure that did not wait would leave it behind.
+	var receipt map[string]any
+	for receipt == nil && !strings.Contains(p.logs.String(), "waiting for the import into the user under way to end") {
+		if time.Now().After(deadline) {
+			t.Fatal("the erasure neither ended nor waited for the import")
+		}
+		select {
+		case receipt = <-erased:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	feed.Write(archive[len(archive)/2:])
+	feed.Close()
+	if code := <-imported; code != 201 {
+		t.Errorf("the import under way answered %d, want 201: it is waited for, not cut", code)
+	}
+	if receipt == nil {
+		receipt = <-erased
+	}
+	if receipt["http_status"] != 200 || receipt["verified"] != true || receipt["state"] != "done" {
+		t.Errorf("the erasure's receipt: %v; want done and verified", receipt)
+	}
+	if n := held(); n != 0 {
+		t.Errorf("%d sessions left after the erasure", n)
 	}
 }

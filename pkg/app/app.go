@@ -497,7 +497,13 @@ func (s *Services) erase(ctx context.Context, app, user, by string, from *erase.
 		}
 		return nil
 	}
-	return erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from, Settle: erase.Settle, Finish: scrub})
+	quiet := func(ctx context.Context) error {
+		if s.Imports == nil {
+			return nil
+		}
+		return userarchive.Quiet(ctx, s.Imports, s.process, app, user, s.logger)
+	}
+	return erase.User(ctx, svcs, app, user, by, erase.Options{Progress: record, Resume: from, Settle: erase.Settle, Finish: scrub, Quiet: quiet})
 }
 
 // userData are the stores that hold a user's data.

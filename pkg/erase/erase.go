@@ -66,7 +66,15 @@ type Options struct {
 	// recorded done (scrubbing the databases' files of what was deleted):
 	// a receipt says done only when the erasure is.
 	Finish func(ctx context.Context) error
+	// Quiet, when set, waits after Settle for the writes to the user that
+	// the hold does not stop: an import begun before it, which would
+	// otherwise write on under the erasure.
+	Quiet func(ctx context.Context) error
 }
+
+// ErrNotVerified: the erasure removed what it found, and found more each
+// time it looked again; its receipt stays running, to be resumed.
+var ErrNotVerified = errors.New("erase: the user's data was still being written after the erasure's last round; it is resumed until verified")
 
 // User erases one user from svcs. Erasing again finds nothing and removes
 // nothing: it is safe to retry.
@@ -100,6 +108,11 @@ func User(ctx context.Context, svcs userdata.Services, appName, userID, by strin
 		case <-time.After(opts.Settle):
 		}
 	}
+	if opts.Quiet != nil {
+		if err := opts.Quiet(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// A write that was under way when the erasure began can land after a
 	// store was emptied: the verification finds it, and a second round
 	// removes it (writes that begin later are held, see Runner.Held).
@@ -110,8 +123,11 @@ func User(ctx context.Context, svcs userdata.Services, appName, userID, by strin
 		if err := e.verify(ctx); err != nil {
 			return nil, err
 		}
-		if e.r.Verified || round == maxRounds {
+		if e.r.Verified {
 			break
+		}
+		if round == maxRounds { // recorded running, with what it found: resumed, never done unverified
+			return e.r, ErrNotVerified
 		}
 	}
 	if opts.Finish != nil {

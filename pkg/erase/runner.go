@@ -38,6 +38,7 @@ type Runner struct {
 	// than the database while it is fresh.
 	seen   map[[2]string]bool
 	seenAt time.Time
+	life   context.Context // Watch's
 	// ended is when this process's erasures ended: a look begun before
 	// then may still see them running, and is not believed about them.
 	ended map[[2]string]time.Time
@@ -89,10 +90,14 @@ func (r *Runner) Erase(ctx context.Context, app, user, by string, wait time.Dura
 		from = nil
 	}
 	rn := r.start(app, user, by, from)
+	go r.resumeIfFailed(rn, app, user)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-rn.done:
+		if errors.Is(rn.err, ErrNotVerified) { // resumed in the background: follow it
+			return rn.receipt, false, nil
+		}
 		return rn.receipt, true, rn.err
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
@@ -104,7 +109,9 @@ func (r *Runner) Erase(ctx context.Context, app, user, by string, wait time.Dura
 		// the one the erasure ends with.
 		select {
 		case <-rn.done:
-			return rn.receipt, true, rn.err
+			if !errors.Is(rn.err, ErrNotVerified) {
+				return rn.receipt, true, rn.err
+			}
 		default:
 		}
 		latest = &Receipt{AppName: app, UserID: user, By: by, State: StateRunning}
@@ -132,7 +139,7 @@ func (r *Runner) start(app, user, by string, from *Receipt) *run {
 		delete(r.seen, key) // ended here: writes go on at once
 		r.ended[key] = time.Now()
 		if rn.err != nil {
-			r.logger.Error("erase: the erasure failed; asking again resumes it", "app", app, "error", rn.err)
+			r.logger.Error("erase: the erasure failed; it is resumed in the background", "app", app, "error", rn.err)
 		}
 	}()
 	return rn
@@ -167,6 +174,9 @@ func (r *Runner) Held(ctx context.Context, app, user string) error {
 // so that Held answers from memory. A look that fails leaves the view to
 // go stale, and Held asks the receipts itself.
 func (r *Runner) Watch(ctx context.Context) {
+	r.mu.Lock()
+	r.life = ctx // failed erasures are resumed until it ends
+	r.mu.Unlock()
 	tick := time.NewTicker(WatchEvery)
 	defer tick.Stop()
 	for {
@@ -195,6 +205,25 @@ func (r *Runner) Watch(ctx context.Context) {
 	}
 }
 
+// resumeIfFailed resumes an erasure that failed (a store that did not
+// answer, or writes it could not get ahead of) until it is done: an
+// erasure asked for is never left half-done until someone asks again.
+func (r *Runner) resumeIfFailed(rn *run, app, user string) {
+	<-rn.done
+	if rn.err == nil {
+		return
+	}
+	r.mu.Lock()
+	life := r.life
+	r.mu.Unlock()
+	if life == nil || life.Err() != nil {
+		return // not watching: Resume at the next start finishes it
+	}
+	if latest, err := r.receipts.Latest(life, app, user); err == nil && latest != nil && latest.State == StateRunning {
+		r.resume(life, latest)
+	}
+}
+
 // Resume finishes, in the background, the erasures a stop left running.
 // One that fails is logged, reported by Failing and tried again, waiting
 // longer each time (up to a minute), until ctx ends: it never keeps a
@@ -214,7 +243,7 @@ func (r *Runner) resume(ctx context.Context, rec *Receipt) {
 	key := [2]string{rec.AppName, rec.UserID}
 	wait := r.retry
 	for {
-		r.logger.Info("erase: finishing an erasure a stop left half-done", "app", rec.AppName, "user", rec.UserID)
+		r.logger.Info("erase: resuming an erasure left half-done", "app", rec.AppName, "user", rec.UserID)
 		rn := r.start(rec.AppName, rec.UserID, rec.By, rec)
 		<-rn.done
 		r.mu.Lock()

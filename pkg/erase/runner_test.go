@@ -186,3 +186,59 @@ func TestAnErasureEndedHereLetsWritesGoAtOnce(t *testing.T) {
 		time.Sleep(WatchEvery / 10)
 	}
 }
+
+// An erasure that could not verify (writes it could not get ahead of)
+// answers running, is named by Failing, and is resumed in the background
+// until it verifies: never recorded done unverified.
+func TestRunnerResumesAnErasureThatCouldNotVerify(t *testing.T) {
+	receipts := NewInMemoryReceipts()
+	var runs atomic.Int32
+	r := NewRunner(receipts, func(_ context.Context, app, user, by string, from *Receipt) (*Receipt, error) {
+		rec := &Receipt{AppName: app, UserID: user, By: by, State: StateRunning}
+		if runs.Add(1) < 3 {
+			receipts.Put(context.Background(), rec)
+			return rec, ErrNotVerified
+		}
+		rec.State, rec.Verified = StateDone, true
+		return rec, receipts.Put(context.Background(), rec)
+	}, quiet)
+	r.retry = time.Millisecond
+	watching, stop := context.WithCancel(t.Context())
+	defer stop()
+	go r.Watch(watching)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // Watch has begun
+		r.mu.Lock()
+		life := r.life
+		r.mu.Unlock()
+		if life != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Watch did not begin")
+		}
+	}
+	rec, done, err := r.Erase(t.Context(), "app", "alice", "admin", time.Minute)
+	if err != nil || done || rec.State != StateRunning {
+		t.Fatalf("an erasure that could not verify answered %+v, done %v, %v; want it running", rec, done, err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		latest, err := receipts.Latest(t.Context(), "app", "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if latest.State == StateDone {
+			if !latest.Verified || runs.Load() != 3 {
+				t.Errorf("done after %d runs: %+v", runs.Load(), latest)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not resumed to the end: %d runs, %+v", runs.Load(), latest)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); r.Failing() != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Failing once verified: %v", r.Failing())
+		}
+	}
+}

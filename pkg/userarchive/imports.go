@@ -217,6 +217,36 @@ func UndoUnfinished(ctx context.Context, imports Imports, process string, forget
 	return u, nil
 }
 
+// Quiet waits until no live import writes into the user: one of this run
+// (process, named by RunOf), or another place's still renewing its
+// record. An erasure waits for it, having held the user's writes first,
+// so that no import begun before goes on writing under it. A record a
+// stop left is the undoer's, not waited for.
+func Quiet(ctx context.Context, imports Imports, process, appName, userID string, logger *slog.Logger) error {
+	for waited := false; ; waited = true {
+		records, err := imports.Unfinished(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the records of imports under way: %w", err)
+		}
+		live := slices.ContainsFunc(records, func(im Import) bool {
+			return im.AppName == appName && im.UserID == userID &&
+				(im.Process == process || placeOf(im.Process) != placeOf(process) && time.Since(im.Beat) < StaleAfter)
+		})
+		if !live {
+			return nil
+		}
+		if !waited {
+			logger.Info("erase: waiting for the import into the user under way to end", "app", appName, "user", userID)
+		}
+		if !sleep(ctx, quietEvery) {
+			return ctx.Err()
+		}
+	}
+}
+
+// quietEvery is how often Quiet looks again.
+const quietEvery = 50 * time.Millisecond
+
 // Done is closed once no import is left to undo (or ctx ended).
 func (u *Undoer) Done() <-chan struct{} { return u.done }
 
