@@ -15,7 +15,9 @@ import (
 // removes them once the index has cleared those sessions itself, so that
 // nothing names the person any more. A reader behind the feed then does
 // not see those deletions, which is why only an erasure, which has
-// cleared the index, may do it.
+// cleared the index, may do it, and why a backend that erases tombstones
+// names its Lineage (LineageReader) and counts the erasure in it: an
+// index file older than the erasure is then known to be.
 type TombstoneEraser interface {
 	EraseTombstones(ctx context.Context, appName, userID string) (int, error)
 }

@@ -98,3 +98,7 @@ func (o *outside) ListOwners(ctx context.Context, req *session.OwnersRequest) (*
 func (o *outside) EraseTombstones(ctx context.Context, appName, userID string) (int, error) {
 	return o.Service.(session.TombstoneEraser).EraseTombstones(ctx, appName, userID)
 }
+
+func (o *outside) Lineage(ctx context.Context) (session.Lineage, error) {
+	return o.Service.(session.LineageReader).Lineage(ctx)
+}
