@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -135,6 +136,9 @@ func (x *Index) write(ctx context.Context, w StoreWriter, o Owner, handle sessio
 // failed wraps the store's error; when the store does not answer at all it
 // is ErrStoreUnavailable, which a client may retry.
 func (x *Index) failed(ctx context.Context, doing string, err error) error {
+	if errors.Is(err, ErrHealing) { // says what a client may read, and nothing of where
+		return err
+	}
 	if ctx.Err() == nil && x.store.Ready(ctx) != nil {
 		return fmt.Errorf("%w: %s %s: %w", ErrStoreUnavailable, doing, x.store.Name(), err)
 	}

@@ -82,6 +82,8 @@ func toAPIError(err error) *apiError {
 		return errUnavailable("the index store")
 	case errors.Is(err, session.ErrClosed):
 		return errUnavailable("the server, which is shutting down,")
+	case sqldb.DiskFull(err):
+		return &apiError{http.StatusServiceUnavailable, "unavailable", "the database cannot write: no space left on device; free space on its disk, then retry"}
 	case sqldb.Unavailable(err):
 		return errUnavailable("the database")
 	case errors.Is(err, errkind.Unavailable):

@@ -64,6 +64,8 @@ type Server struct {
 	routes  []route
 	handler http.Handler
 
+	failures failureLog
+
 	limitMu         sync.Mutex
 	limiters        map[string]*rate.Limiter
 	sweepLimitersAt int // the map's size at which idle limiters are dropped
@@ -267,7 +269,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		if err := rt.handle(rec, r); err != nil {
 			e := toAPIError(err)
 			if e.status >= 500 {
-				s.logger.Error("request failed", "route", rt.method+" "+rt.path, "error", err)
+				s.failures.log(s.logger, rt.method+" "+rt.path, e, err)
 			}
 			writeError(rec, e)
 		}

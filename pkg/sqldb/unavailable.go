@@ -52,3 +52,25 @@ func Unavailable(err error) bool {
 	}
 	return false
 }
+
+// DiskFull reports whether err says the database's disk is full: a
+// client's retry waits for someone to free space, and should say so.
+func DiskFull(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	var liteErr sqlite3.Error
+	var myErr *mysqldriver.MySQLError
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return true
+	case errors.As(err, &pgErr):
+		return pgErr.Code == "53100" // disk_full
+	case errors.As(err, &liteErr):
+		return liteErr.Code == sqlite3.ErrFull
+	case errors.As(err, &myErr):
+		return myErr.Number == 1021 || myErr.Number == 1114
+	}
+	return false
+}

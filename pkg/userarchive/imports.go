@@ -252,10 +252,12 @@ func (u *Undoer) Done() <-chan struct{} { return u.done }
 
 func (u *Undoer) run(ctx context.Context, process string, records []Import) {
 	defer close(u.done)
-	for {
+	for pass := 0; ; pass++ {
 		records = slices.DeleteFunc(records, func(im Import) bool { return im.Process == process })
 		if len(records) == 0 {
-			u.logger.Info("import: no import a stop cut short is left to undo")
+			if pass > 0 {
+				u.logger.Info("import: no import a stop cut short is left to undo")
+			}
 			return
 		}
 		var wait time.Duration // 0: read the records again at once
