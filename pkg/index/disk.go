@@ -81,6 +81,9 @@ func (s *diskStore) load(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o750); err != nil {
 		return fmt.Errorf("index: directory of %s: %w", s.path, err)
 	}
+	if err := writable(s.path); err != nil {
+		return err
+	}
 	_, statErr := os.Stat(s.path)
 	err := s.openFile(ctx)
 	if err == nil {
@@ -407,3 +410,26 @@ func (c diskCursor) Rewind(ctx context.Context, to int64) error {
 }
 
 func (diskCursor) Close() error { return nil }
+
+// writable says plainly when the index's directory or files cannot be
+// written, which SQLite says in words of its own ("no such file",
+// "attempt to write a readonly database"), or not at all until a write.
+func writable(path string) error {
+	dir := filepath.Dir(path)
+	probe, err := os.CreateTemp(dir, ".hector-write-probe-*")
+	if err != nil {
+		return fmt.Errorf("index: the index's directory %s cannot be written (%w): make it writable by the user Hector runs as", dir, errors.Unwrap(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		f, err := os.OpenFile(path+suffix, os.O_RDWR, 0)
+		switch {
+		case err == nil:
+			f.Close()
+		case !os.IsNotExist(err):
+			return fmt.Errorf("index: the index file %s cannot be written (%w): make it writable by the user Hector runs as, or remove it to have it built again", path+suffix, errors.Unwrap(err))
+		}
+	}
+	return nil
+}

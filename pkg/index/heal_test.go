@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -311,5 +312,36 @@ func TestDamageAnywhereIsFoundAndHealed(t *testing.T) {
 		pages, len(cases), foundAtStart, foundOnRead, unnoticed)
 	if foundOnRead == 0 {
 		t.Error("no damage was found when read: the sweep does not test what it should")
+	}
+}
+
+// A file of another schema where the index file should be (a table of the
+// same name, other columns) is set aside and built again, not a start
+// that exits (finding 9 of issue 71).
+func TestAFileOfAnotherSchemaIsSetAside(t *testing.T) {
+	d := newDataDir(t)
+	sessions := d.sessions()
+	idx := d.index(sessions)
+	say(t, sessions, idx, "alice", "s", "the lighthouse keeper's logbook")
+	idx.Close()
+	if _, err := index.RemoveFile(d.indexFile()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite3", "file:"+d.indexFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(`CREATE TABLE meta(k TEXT, v BLOB); INSERT INTO meta VALUES('layout', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	idx = d.index(sessions)
+	defer idx.Close()
+	healed(t, idx)
+	if got := texts(t, idx, "alice", "lighthouse"); len(got) != 1 {
+		t.Errorf("searching the index built again: %q", got)
+	}
+	if _, err := os.Stat(d.indexFile() + ".damaged"); err != nil {
+		t.Errorf("the file of another schema was not set aside: %v", err)
 	}
 }
