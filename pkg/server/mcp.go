@@ -1,8 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hectormem/hector/pkg/erase"
 	"github.com/hectormem/hector/pkg/mcp"
@@ -54,7 +60,9 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 		writeError(w, toAPIError(err))
 		return mcp.Identity{}, false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Server.Limits.MaxBodyMB)<<20)
+	if !s.mcpBody(w, r) {
+		return mcp.Identity{}, false
+	}
 	return mcp.Identity{App: app, User: user, Approver: p.approver, By: p.name, MayErase: s.mayEraseOverMCP(p, app, user)}, true
 }
 
@@ -63,4 +71,36 @@ func (s *Server) mcpIdentity(w http.ResponseWriter, r *http.Request) (mcp.Identi
 // see a tool that deletes a person in every MCP client's list.
 func (s *Server) mayEraseOverMCP(p principal, app, user string) bool {
 	return s.auth.enabled() && p.may(s.eraseScope(), app, user)
+}
+
+// mcpBody reads a request's body within the limit and refuses, as a
+// JSON-RPC error, one over it or one that is not valid JSON: the MCP
+// library's decoder would take a lone surrogate or an overlong UTF-8 form
+// as U+FFFD, and store an ID the REST API refuses.
+func (s *Server) mcpBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return true
+	}
+	limit := int64(s.cfg.Server.Limits.MaxBodyMB) << 20
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body over the limit of %d bytes", limit))
+		return false
+	case err != nil:
+		writeRPCError(w, http.StatusBadRequest, -32700, "reading the request body: "+err.Error())
+		return false
+	case !jsontext.Value(raw).IsValid():
+		writeRPCError(w, http.StatusBadRequest, -32700, "the body is not valid JSON in valid UTF-8 (a lone surrogate, an overlong form, or a syntax error)")
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	return true
+}
+
+// writeRPCError answers a JSON-RPC error that no request ID can be read
+// for.
+func writeRPCError(w http.ResponseWriter, status, code int, message string) {
+	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
 }

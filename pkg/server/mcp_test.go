@@ -305,3 +305,46 @@ func jsonEqual(a, b string) bool {
 	var x, y any
 	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
+
+// MCP refuses, as JSON-RPC errors, what REST refuses: an ID holding a lone
+// surrogate or an overlong UTF-8 form (the MCP library would have stored
+// it as U+FFFD), and a body over the limit (finding 10 of issue 71).
+func TestMCPRefusesBadBytesAsJSONRPCErrors(t *testing.T) {
+	s := newTestServer(t, nil)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	post := func(body []byte) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", hs.URL+"/mcp", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+aliceKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Errorf("the answer to %.60q is not JSON: %v", body, err)
+		}
+		return resp.StatusCode, out
+	}
+	call := func(sessionID string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{"session_id":"` + sessionID + `"}}}`)
+	}
+	for name, body := range map[string][]byte{
+		"a lone surrogate":      call(`s\ud800`),
+		"an overlong solidus":   call("s\xc0\xaf"),
+		"a body over the limit": append(call("s"), bytes.Repeat([]byte(" "), 1<<20)...),
+	} {
+		code, out := post(body)
+		rpcErr, _ := out["error"].(map[string]any)
+		if code < 400 || code >= 500 || out["jsonrpc"] != "2.0" || rpcErr == nil || rpcErr["message"] == "" {
+			t.Errorf("%s: %d %v; want a 4xx JSON-RPC error", name, code, out)
+		}
+	}
+	w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions", aliceKey, []byte(`{"session_id":"s\ud800"}`))
+	if w.Code != 400 {
+		t.Errorf("REST with a lone surrogate: %d %s", w.Code, w.Body)
+	}
+}
