@@ -483,13 +483,20 @@ type RebuildRequest struct {
 
 // RebuildStatus defines model for RebuildStatus.
 type RebuildStatus struct {
-	App      *string                 `json:"app,omitempty"`
-	Error    *string                 `json:"error,omitempty"`
-	Finished *string                 `json:"finished,omitempty"`
-	Progress *map[string]interface{} `json:"progress,omitempty"`
-	Started  *string                 `json:"started,omitempty"`
-	State    *string                 `json:"state,omitempty"`
-	User     *string                 `json:"user,omitempty"`
+	App      *string `json:"app,omitempty"`
+	Error    *string `json:"error,omitempty"`
+	Finished *string `json:"finished,omitempty"`
+	Progress *struct {
+		Cursor   int  `json:"cursor"`
+		Done     bool `json:"done"`
+		Events   int  `json:"events"`
+		Head     int  `json:"head"`
+		Indexed  int  `json:"indexed"`
+		Sessions int  `json:"sessions"`
+	} `json:"progress,omitempty"`
+	Started *string `json:"started,omitempty"`
+	State   *string `json:"state,omitempty"`
+	User    *string `json:"user,omitempty"`
 }
 
 // RunRequest defines model for RunRequest.

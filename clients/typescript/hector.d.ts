@@ -991,7 +991,12 @@ export interface components {
             error?: string;
             finished?: string;
             progress?: {
-                [key: string]: unknown;
+                cursor: number;
+                done: boolean;
+                events: number;
+                head: number;
+                indexed: number;
+                sessions: number;
             };
             started?: string;
             state?: string;

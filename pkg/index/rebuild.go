@@ -13,9 +13,12 @@ import (
 // indexed, and, for rebuilds that replay the change feed, how far along it
 // they are (Cursor of Head).
 type Progress struct {
-	Sessions, Events, Indexed int
-	Cursor, Head              int64
-	Done                      bool
+	Sessions int   `json:"sessions"`
+	Events   int   `json:"events"`
+	Indexed  int   `json:"indexed"`
+	Cursor   int64 `json:"cursor"`
+	Head     int64 `json:"head"`
+	Done     bool  `json:"done"`
 }
 
 type progressKey struct{}

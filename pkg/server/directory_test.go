@@ -44,6 +44,14 @@ func TestDirectory(t *testing.T) {
 	if w.Code != 200 || index.Type != "keyword" || index.Lag == nil || index.Rebuild.State != "idle" || index.Store == "" {
 		t.Errorf("index status: %d %s", w.Code, w.Body)
 	}
+	// The API's keys are snake_case, the rebuild's progress's too.
+	var raw struct{ Rebuild struct{ Progress map[string]any } }
+	json.Unmarshal(w.Body.Bytes(), &raw)
+	for _, key := range []string{"sessions", "events", "indexed", "cursor", "head", "done"} {
+		if _, ok := raw.Rebuild.Progress[key]; !ok || len(raw.Rebuild.Progress) != 6 {
+			t.Errorf("rebuild.progress = %v; want its keys snake_case, %q among them", raw.Rebuild.Progress, key)
+		}
+	}
 }
 
 // The users list holds whoever holds memory: sessions, facts, or both, in

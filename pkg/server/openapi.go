@@ -309,7 +309,9 @@ var schemas = map[string]any{
 		"app", "user", "sessions", "facts")), "next_page_token": str}),
 	"IndexStatus": obj(map[string]any{"type": str, "store": str, "lag": num, "vector_lag": num, "error": str, "rebuild": ref("RebuildStatus"),
 		"healing": map[string]any{"type": "string", "description": "Why the index in process is being built again from the sessions (its file damaged, another store's, or older than an erasure) and how far along; absent when it is not. Searches answer 503 index_rebuilding meanwhile"}}),
-	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "progress": anyObj, "error": str, "started": str, "finished": str}),
+	"RebuildStatus": obj(map[string]any{"state": str, "app": str, "user": str, "error": str, "started": str, "finished": str,
+		"progress": obj(map[string]any{"sessions": num, "events": num, "indexed": num, "cursor": num, "head": num, "done": map[string]any{"type": "boolean"}},
+			"sessions", "events", "indexed", "cursor", "head", "done")}),
 }
 
 // factProperties are a fact's fields.
