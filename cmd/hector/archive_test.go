@@ -36,8 +36,9 @@ func TestUserExportAndImportCommands(t *testing.T) {
 	p.call(t, "PUT", u+"/sessions/hives/artifacts/notes.txt", "swarm notes", 201)
 
 	archive := filepath.Join(t.TempDir(), "ana.tar")
-	if out, err := hector(from, "user", "export", "--app", "demo", "--user", "ana", "--server", p.base, "-o", archive); err != nil {
-		t.Fatalf("export through the server: %v\n%s", err, out)
+	if out, err := hector(from, "user", "export", "--app", "demo", "--user", "ana", "--server", p.base, "-o", archive); err != nil ||
+		!strings.Contains(out, "wrote "+archive+" (") || !strings.Contains(out, "): 1 sessions, 1 events, 1 fact versions, 1 artifact versions, 0 user: state keys") {
+		t.Fatalf("export through the server: %v\n%s; want it to say what it wrote", err, out)
 	}
 	if out, err := hector(from, "user", "export", "--app", "demo", "--user", "ana", "-o", archive+"2"); err == nil || !strings.Contains(out, "--server "+p.base) {
 		t.Errorf("export beside a running server: %v\n%s; want the data directory refused, pointing at --server", err, out)

@@ -297,8 +297,8 @@ func TestIndexRebuildRefusesWhileServing(t *testing.T) {
 	cmd := exec.Command(binary, "index", "rebuild", "--all")
 	cmd.Env = append(os.Environ(), "HECTOR_DATA_DIR="+dir)
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "--server "+p.base) {
-		t.Errorf("rebuild beside a running server: %v %s", err, out)
+	if err == nil || !strings.Contains(string(out), "run `hector index rebuild --all --server "+p.base+"`") {
+		t.Errorf("rebuild beside a running server: %v %s; want the command typed, --server added", err, out)
 	}
 	out, err = exec.Command(binary, "index", "rebuild", "--all", "--server", p.base).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "rebuilt by the server") {

@@ -164,7 +164,10 @@ func TestUserEraseCommand(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run("user", "erase", "--config", config, "--app", "demo", "--user", "alice")
+	if out, err := run("user", "erase", "--config", config, "--app", "demo", "--user", "alice"); err == nil || !strings.Contains(out, "add --yes") {
+		t.Errorf("erasing from a script without --yes: %v\n%s; want it refused, naming --yes", err, out)
+	}
+	out, err := run("user", "erase", "--yes", "--config", config, "--app", "demo", "--user", "alice")
 	if err != nil || !strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"by": "cli"`) {
 		t.Fatalf("erasing with the server stopped: %v\n%s", err, out)
 	}
@@ -175,7 +178,7 @@ func TestUserEraseCommand(t *testing.T) {
 	if got := p.call(t, "GET", "/v1/apps/demo/users/alice/facts", nil, 200); len(got["facts"].([]any)) != 0 {
 		t.Errorf("alice's facts after the erasure: %v", got)
 	}
-	out, err = run("user", "erase", "--server", p.base, "--app", "demo", "--user", "bob")
+	out, err = run("user", "erase", "-y", "--server", p.base, "--app", "demo", "--user", "bob")
 	if err != nil || !strings.Contains(out, `"verified": true`) {
 		t.Fatalf("erasing through the server: %v\n%s", err, out)
 	}
@@ -197,7 +200,7 @@ func TestARefusedErasureDoesNotStopTheNextStart(t *testing.T) {
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()
-	cmd := exec.Command(binary, "user", "erase", "--config", config, "--app", "a1", "--user", "a\nb")
+	cmd := exec.Command(binary, "user", "erase", "--yes", "--config", config, "--app", "a1", "--user", "a\nb")
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "control character") {
 		t.Errorf("hector user erase of a user ID with a newline: %v %s", err, out)

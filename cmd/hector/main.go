@@ -92,14 +92,27 @@ func lockDataDir(cfg *config.Config, command string) (release func(), err error)
 	release, err = datadir.Lock(cfg.Server.DataDir, command)
 	if errors.Is(err, datadir.ErrLocked) {
 		owner := datadir.Owner(cfg.Server.DataDir)
-		hint := command + " --server URL"
+		// The command as it was typed, every flag kept, sent to the server.
+		hint := commandLine() + " --server URL"
 		if url, ok := strings.CutPrefix(owner, "hector serve at "); ok {
-			hint = command + " --server " + url
+			hint = commandLine() + " --server " + url
 		}
 		return nil, fmt.Errorf("%s owns %s (%s); two processes must never share it: run `%s` (with $HECTOR_API_KEY if auth is on)",
 			owner, cfg.Server.DataDir, strings.Join(local, ", "), hint)
 	}
 	return release, err
+}
+
+// commandLine is this command as typed, quoted where a word needs it.
+func commandLine() string {
+	words := []string{"hector"}
+	for _, a := range os.Args[1:] {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
 }
 
 func newLogger() *slog.Logger {

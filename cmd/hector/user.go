@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/erase"
@@ -24,6 +26,7 @@ import (
 func userCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Act on one user's memory"}
 	var f userFlags
+	var yes bool
 	eraseCmd := &cobra.Command{
 		Use:   "erase",
 		Short: "Erase a user everywhere: --app A --user U",
@@ -37,6 +40,11 @@ otherwise the stores of the configuration are opened here.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check("erase"); err != nil {
 				return err
+			}
+			if !yes {
+				if err := confirmErasure(os.Stdin, os.Stderr, f.app, f.user); err != nil {
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -59,8 +67,24 @@ otherwise the stores of the configuration are opened here.`,
 		},
 	}
 	f.add(eraseCmd, "erase")
+	eraseCmd.Flags().BoolVarP(&yes, "yes", "y", false, "erase without asking (for scripts; on a terminal, the user's ID is asked for)")
 	cmd.AddCommand(eraseCmd, exportCommand(), importCommand())
 	return cmd
+}
+
+// confirmErasure asks, on a terminal, for the user's ID to be typed back
+// (as the console and MCP's erase_user do): an erasure cannot be undone.
+// Elsewhere it asks for --yes.
+func confirmErasure(in *os.File, out io.Writer, app, user string) error {
+	if !term.IsTerminal(int(in.Fd())) { // /dev/null is a character device too
+		return errors.New("an erasure cannot be undone: add --yes to erase without being asked (standard input is not a terminal to ask on)")
+	}
+	fmt.Fprintf(out, "This erases user %q of app %q everywhere, for good. Type the user's ID to go on: ", user, app)
+	typed, _ := bufio.NewReader(in).ReadString('\n')
+	if strings.TrimRight(typed, "\r\n") != user {
+		return errors.New("not erased: what was typed is not the user's ID")
+	}
+	return nil
 }
 
 // userFlags are the flags every user command takes.
@@ -125,17 +149,53 @@ artifacts/ with every version's content, facts/ with every version) and end.json
 			if err != nil {
 				return err
 			}
+			// What was written is read back as it goes, to say so.
+			pr, pw := io.Pipe()
+			described := make(chan string, 1)
+			go func() {
+				sum, err := userarchive.Describe(pr)
+				io.Copy(io.Discard, pr) // what it did not read: never a reason for the export to fail
+				if err != nil {
+					described <- "its contents could not be read back: " + err.Error()
+					return
+				}
+				described <- fmt.Sprintf("%d sessions, %d events, %d fact versions, %d artifact versions, %d user: state keys",
+					sum.Sessions, sum.Events, sum.FactVersions, sum.ArtifactVersions, sum.UserStateKeys)
+			}()
+			counted := &countingWriter{w: io.MultiWriter(out, pw)}
 			if f.server != "" {
-				err = exportFromServer(ctx, f.userURL("/export"), out)
+				err = exportFromServer(ctx, f.userURL("/export"), counted)
 			} else {
-				err = exportHere(ctx, cmd, f.app, f.user, out)
+				err = exportHere(ctx, cmd, f.app, f.user, counted)
 			}
-			return done(err)
+			pw.Close()
+			summary := <-described
+			if err = done(err); err != nil {
+				return err
+			}
+			where := output
+			if output == "-" {
+				where = "standard output"
+			}
+			fmt.Fprintf(os.Stderr, "wrote %s (%d bytes): %s\n", where, counted.n, summary)
+			return nil
 		},
 	}
 	f.add(cmd, "export")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the archive to write (- for standard output)")
 	return cmd
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // createOutput opens where an archive goes; done closes it, and removes a

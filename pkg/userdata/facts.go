@@ -7,9 +7,9 @@ import (
 	"github.com/hectormem/hector/pkg/facts"
 )
 
-// factsFile holds every version of the user's facts and their sessions',
+// FactsFile holds every version of the user's facts and their sessions',
 // as one JSON array.
-const factsFile = Facts + "/versions.json"
+const FactsFile = Facts + "/versions.json"
 
 // userFacts are the versions of the user's facts and their sessions'
 // (app: facts are every user's), with their history.
@@ -26,13 +26,13 @@ func userFacts(svc *facts.Service, app, user string) Store {
 			if err != nil {
 				return err
 			}
-			return put.json(factsFile, all)
+			return put.json(FactsFile, all)
 		},
 		Import: func(_ context.Context, by string) Importer {
 			restored := -1
 			return Importer{
 				File: func(ctx context.Context, name string, body io.Reader) error {
-					if name != factsFile || restored >= 0 {
+					if name != FactsFile || restored >= 0 {
 						return unexpected(name)
 					}
 					var all []facts.ScopedFact

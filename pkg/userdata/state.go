@@ -9,8 +9,8 @@ import (
 	"github.com/hectormem/hector/pkg/state"
 )
 
-// stateFile holds the user's user: keys, as one JSON object.
-const stateFile = UserState + "/state.json"
+// StateFile holds the user's user: keys, as one JSON object.
+const StateFile = UserState + "/state.json"
 
 // userState is the user's user: keys (app: keys are every user's, and a
 // session's own travel with it).
@@ -39,13 +39,13 @@ func userState(sessions session.Service, app, user string) Store {
 			if err != nil {
 				return err
 			}
-			return put.json(stateFile, st)
+			return put.json(StateFile, st)
 		},
 		Import: func(context.Context, string) Importer {
 			keys := 0
 			return Importer{
 				File: func(ctx context.Context, name string, body io.Reader) error {
-					if name != stateFile || keys > 0 {
+					if name != StateFile || keys > 0 {
 						return unexpected(name)
 					}
 					var st map[string]any
