@@ -45,7 +45,9 @@ func TestDirectory(t *testing.T) {
 		t.Errorf("index status: %d %s", w.Code, w.Body)
 	}
 	// The API's keys are snake_case, the rebuild's progress's too.
-	var raw struct{ Rebuild struct{ Progress map[string]any } }
+	var raw struct {
+		Rebuild struct{ Progress map[string]any }
+	}
 	json.Unmarshal(w.Body.Bytes(), &raw)
 	for _, key := range []string{"sessions", "events", "indexed", "cursor", "head", "done"} {
 		if _, ok := raw.Rebuild.Progress[key]; !ok || len(raw.Rebuild.Progress) != 6 {
