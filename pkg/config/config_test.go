@@ -369,3 +369,32 @@ func TestExtractionConfig(t *testing.T) {
 		}
 	}
 }
+
+// Every mistake in one format (file:line: key: message), in the file's
+// order, none only a consequence of another, near misses named (finding
+// 11 of issue 71).
+func TestMistakesAreSaidOnceInTheFilesOrder(t *testing.T) {
+	raw := `server:
+  index:
+    type: hybird
+    vectors: background
+  sessions:
+    backend: sql
+    database: mian
+  dataa_dir: x
+databases:
+  main: {driver: sqlite, dsn: x.db}
+`
+	_, err := Parse("t.yaml", []byte(raw), Overrides{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		`t.yaml:3: server.index.type: "hybird" is not one of keyword, vector, hybrid: did you mean "hybrid"?`,
+		`t.yaml:7: server.sessions.database: refers to "mian", which is not defined (defined: main): did you mean "main"?`,
+		`t.yaml:8: server.dataa_dir: unknown key "dataa_dir": did you mean "data_dir"?`,
+	}
+	if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, want) {
+		t.Errorf("the mistakes said:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}

@@ -2,10 +2,14 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,6 +24,8 @@ type Error struct {
 	// Unset names the environment variable that is not set, when that is
 	// the mistake: the file may be right, and only this environment lack it.
 	Unset string
+
+	bad string // the value found wrong (not one of a set, or naming nothing defined)
 }
 
 func (e *Error) Error() string {
@@ -93,7 +99,7 @@ func Validate(path string, o Overrides) (unset []*Error, err error) {
 func parse(name string, raw []byte, o Overrides) (*Config, []error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return nil, []error{yamlError(name, err)}
+		return nil, []error{fmt.Errorf("%s: %w", name, err)}
 	}
 	if len(root.Content) == 0 { // an empty file is the zero configuration
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
@@ -123,40 +129,144 @@ func parse(name string, raw []byte, o Overrides) (*Config, []error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) { // nothing was decoded
-			return nil, append(errs, yamlError(name, err))
+			return nil, append(errs, fmt.Errorf("%s: %w", name, err))
 		}
-		errs = append(errs, yamlError(name, err))
+		for _, m := range te.Errors {
+			errs = append(errs, typeError(name, &root, m))
+		}
 	}
 	if o.DataDir != "" {
 		cfg.Server.DataDir = o.DataDir
 	}
 	cfg.applyDefaults()
-	for _, e := range cfg.validate() {
-		if e.Unset == "" && fromUnset(e.Path, errs) {
+	found := cfg.validate()
+	for _, e := range found {
+		if e.Unset == "" && fromUnset(e.Path, errs) || derived(e, found, &root) {
 			continue
 		}
 		e.File = name
-		e.Line = lineOf(&root, strings.Split(e.Path, "."))
+		e.Line, _ = lineOf(&root, strings.Split(e.Path, "."))
 		errs = append(errs, e)
 	}
+	// In the file's order, as an editor goes through them.
+	slices.SortStableFunc(errs, func(a, b error) int { return cmp.Compare(lineOfError(a), lineOfError(b)) })
 	return &cfg, errs
 }
 
-// yamlError keeps the YAML library's line numbers ("line 7: field x not
-// found in type config.Agent") and says which file.
-func yamlError(name string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, m := range te.Errors {
-			msgs[i] = name + ": " + unknownField.ReplaceAllString(m, `unknown key "$1" in $2: check its spelling against configs/default.yaml`)
-		}
-		return errors.New(strings.Join(msgs, "\n"))
+func lineOfError(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Line
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	return 0
 }
 
-var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
+// derived reports whether e only follows from another mistake: it names
+// a value another error found wrong at a key the file holds (a misspelt
+// index type, which a check of its vectors then repeats), while e's own
+// key is one the file leaves out (its default follows the wrong value) or
+// e finds nothing wrong of its own.
+func derived(e *Error, all []*Error, root *yaml.Node) bool {
+	_, mine := lineOf(root, strings.Split(e.Path, "."))
+	for _, f := range all {
+		if f == e || f.bad == "" || !strings.Contains(e.Msg, f.bad) {
+			continue
+		}
+		if _, theirs := lineOf(root, strings.Split(f.Path, ".")); theirs && (!mine || e.bad == "") {
+			return true
+		}
+	}
+	return false
+}
+
+// typeError makes one of the YAML library's complaints ("line 7: field x
+// not found in type config.Server") an Error at its key and line, with a
+// near miss named.
+func typeError(name string, root *yaml.Node, msg string) error {
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
+	line, _ := strconv.Atoi(m[1])
+	e := &Error{File: name, Line: line, Msg: m[2], Path: pathAt(root, line, "")}
+	if u := wrongType.FindStringSubmatch(m[2]); u != nil {
+		want := u[2]
+		if w, ok := goKinds[want]; ok {
+			want = w
+		}
+		e.Msg = fmt.Sprintf("a %s where %s is wanted", yamlKinds[u[1]], want)
+	}
+	if f := unknownField.FindStringSubmatch(m[2]); f != nil {
+		e.Path = pathAt(root, line, f[1])
+		e.Msg = fmt.Sprintf("unknown key %q%s", f[1], didYouMean(f[1], keysOf(f[2])))
+		if !strings.Contains(e.Msg, "did you mean") {
+			e.Msg += ": every key is in docs/configuration.md"
+		}
+	}
+	return e
+}
+
+var (
+	yamlLine  = regexp.MustCompile(`^line (\d+): (.*)$`)
+	wrongType = regexp.MustCompile(`^cannot unmarshal !!(\w+) (?:.* )?into (\S+)$`)
+	yamlKinds = map[string]string{"map": "map", "seq": "list", "str": "string", "int": "number", "float": "number", "bool": "true or false"}
+	goKinds   = map[string]string{"string": "a string", "int": "a whole number", "int64": "a whole number", "float64": "a number",
+		"bool": "true or false", "[]string": "a list of strings", "time.Duration": "a duration (30s, 5m)"}
+	unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
+)
+
+// pathAt is the dotted path of the key named key (any key, given "") on
+// line, "" if none is.
+func pathAt(n *yaml.Node, line int, key string) string {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Line == line && (key == "" || k.Value == key) {
+				return k.Value
+			}
+			if p := pathAt(v, line, key); p != "" {
+				return k.Value + "." + p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p := pathAt(c, line, key); p != "" {
+				return strconv.Itoa(i) + "." + p
+			}
+		}
+	}
+	return ""
+}
+
+// keysOf lists the keys a section of the configuration takes, by the name
+// of its Go type, as the YAML library names it in its complaints.
+func keysOf(typeName string) []string {
+	var keys []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for f := range t.Fields() {
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if t.Name() == typeName && key != "" && key != "-" {
+				keys = append(keys, key)
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return keys
+}
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
@@ -220,8 +330,9 @@ func fromUnset(path string, errs []error) bool {
 	return false
 }
 
-// lineOf finds the line of a dotted key path, or of its nearest ancestor present.
-func lineOf(root *yaml.Node, path []string) int {
+// lineOf finds the line of a dotted key path, or of its nearest ancestor
+// present, and says whether the file holds the key itself.
+func lineOf(root *yaml.Node, path []string) (int, bool) {
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
@@ -239,8 +350,8 @@ func lineOf(root *yaml.Node, path []string) int {
 			}
 		}
 		if !found {
-			break
+			return line, false
 		}
 	}
-	return line
+	return line, true
 }

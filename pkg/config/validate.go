@@ -23,7 +23,8 @@ func (c *checker) add(path, format string, args ...any) {
 
 func (c *checker) oneOf(path, value string, allowed ...string) {
 	if !slices.Contains(allowed, value) {
-		c.add(path, "%q is not one of %s", value, strings.Join(allowed, ", "))
+		c.add(path, "%q is not one of %s%s", value, strings.Join(allowed, ", "), didYouMean(value, allowed))
+		c.errs[len(c.errs)-1].bad = value
 	}
 }
 
@@ -33,8 +34,51 @@ func (c *checker) ref(path, name string, defined []string) {
 		if len(defined) > 0 {
 			known = "defined: " + strings.Join(defined, ", ")
 		}
-		c.add(path, "refers to %q, which is not defined (%s)", name, known)
+		c.add(path, "refers to %q, which is not defined (%s)%s", name, known, didYouMean(name, defined))
+		c.errs[len(c.errs)-1].bad = name
 	}
+}
+
+// didYouMean names the one of candidates nearest to got, when it is a
+// near miss: a letter or two off, or two letters swapped.
+func didYouMean(got string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(got), strings.ToLower(c)); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" || bestDist >= len(got) {
+		return ""
+	}
+	return fmt.Sprintf(": did you mean %q?", best)
+}
+
+// editDistance counts the edits (a letter added, removed, changed, or two
+// next to each other swapped) that make a into b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 func (c *checker) env(path, name string) {
