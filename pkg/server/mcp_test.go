@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -347,4 +349,57 @@ func TestMCPRefusesBadBytesAsJSONRPCErrors(t *testing.T) {
 	if w.Code != 400 {
 		t.Errorf("REST with a lone surrogate: %d %s", w.Code, w.Body)
 	}
+}
+
+// docs/mcp.md lists every tool with every argument it takes, the required
+// ones in bold (finding 11 of issue 71: a user guessed memory_recall's
+// arguments).
+func TestMCPDocsNameEveryToolsArguments(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if m := regexp.MustCompile("^\\| `(\\w+)` \\| (.*) \\|$").FindStringSubmatch(line); m != nil {
+			rows[m[1]] = m[2]
+		}
+	}
+	s := newTestServer(t, nil)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	cs, err := mcpClient(t, hs.URL, appAKey, "", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		row, ok := rows[tool.Name]
+		if !ok {
+			t.Errorf("docs/mcp.md has no row for %s", tool.Name)
+			continue
+		}
+		schema := tool.InputSchema.(map[string]any)
+		required := map[string]bool{}
+		for _, r := range asSlice(schema["required"]) {
+			required[r.(string)] = true
+		}
+		for name := range schema["properties"].(map[string]any) {
+			want := "`" + name + "`"
+			if required[name] {
+				want = "**" + want + "**"
+			}
+			if !strings.Contains(row, want) {
+				t.Errorf("docs/mcp.md's %s row lacks %s: %q", tool.Name, want, row)
+			}
+		}
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }
