@@ -112,7 +112,7 @@ Formats (--data may be gzipped):
 	cmd.Flags().StringVar(&format, "format", "", "locomo, longmemeval or jsonl")
 	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
-	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only the first N questions (and load only their conversations)")
+	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only N questions, taken in turn from each category, the first of each first (and load only their conversations)")
 	cmd.Flags().DurationVar(&traceSlow, "trace-slow", 0, "write a Go execution trace of the seconds before each search slower than this (the first three), to see what held it")
 	cmd.Flags().IntVar(&clients, "clients", 1, "ask the questions from N clients at once: the search latency under load (the figures stay the same)")
 	cmd.Flags().Int64Var(&maxDataMB, "max-data-mb", eval.DefaultLimits.MaxBytes>>20, "refuse data larger than this once decompressed (MiB)")

@@ -26,8 +26,9 @@ type Index interface {
 type Options struct {
 	// App is the app the users' sessions are kept under; "eval" if empty.
 	App string
-	// Questions, when above 0, asks only the first that many questions,
-	// and loads only the conversations they are about.
+	// Questions, when above 0, asks only that many questions, taken in
+	// turn from each category (in the file's order within one), and loads
+	// only the conversations they are about.
 	Questions int
 	// Progress, when set, hears how loading and indexing go.
 	Progress func(Progress)
@@ -103,7 +104,7 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 			o.Progress(p)
 		}
 	}
-	d = d.first(o.Questions)
+	d = d.sample(o.Questions)
 	r := &Report{Format: d.Format, Clients: max(o.Clients, 1), Users: len(d.Users), Sessions: d.Sessions(), Turns: d.Turns(), Questions: len(d.Questions),
 		Notes: d.Notes, Metrics: d.Metrics}
 
@@ -220,15 +221,35 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // first is d with its first n questions only (all when n is 0) and the
 // users they are about.
-func (d *Dataset) first(n int) *Dataset {
+func (d *Dataset) sample(n int) *Dataset {
 	if n <= 0 || n >= len(d.Questions) {
 		return d
 	}
+	// In turn from each category, each category's in the file's order: a
+	// file sorted by category (LongMemEval's) is not asked of one only.
+	var categories []string
+	byCategory := map[string][]int{}
+	for i, q := range d.Questions {
+		if _, seen := byCategory[q.Category]; !seen {
+			categories = append(categories, q.Category)
+		}
+		byCategory[q.Category] = append(byCategory[q.Category], i)
+	}
+	var picked []int
+	for round := 0; len(picked) < n; round++ {
+		for _, c := range categories {
+			if round < len(byCategory[c]) && len(picked) < n {
+				picked = append(picked, byCategory[c][round])
+			}
+		}
+	}
+	slices.Sort(picked)
 	out := *d
-	out.Questions = d.Questions[:n]
+	out.Questions = nil
 	asked := map[string]bool{}
-	for _, q := range out.Questions {
-		asked[q.UserID] = true
+	for _, i := range picked {
+		out.Questions = append(out.Questions, d.Questions[i])
+		asked[d.Questions[i].UserID] = true
 	}
 	out.Users = nil
 	for _, u := range d.Users {

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -110,5 +111,28 @@ func TestRunScoresWhatTheIndexFinds(t *testing.T) {
 	r, err = Run(t.Context(), d, sessions, idx, Options{Questions: 1})
 	if err != nil || r.Questions != 1 || r.Users != 1 || r.Turns != 2 {
 		t.Errorf("limited to one question: %+v, %v", r, err)
+	}
+}
+
+// A sample of N questions is taken in turn from each category, the first
+// of each first, in the file's order: a file sorted by category (as
+// LongMemEval's is) is not sampled from one category only (finding 11 of
+// issue 71).
+func TestASampleSpansTheCategories(t *testing.T) {
+	d := &Dataset{Users: []User{{ID: "u1"}, {ID: "u2"}, {ID: "u3"}}}
+	for _, c := range []string{"a", "b", "c"} {
+		for i := range 5 {
+			d.Questions = append(d.Questions, Question{ID: fmt.Sprintf("%s%d", c, i), Category: c, UserID: "u" + fmt.Sprint(i%3+1)})
+		}
+	}
+	var ids []string
+	for _, q := range d.sample(7).Questions {
+		ids = append(ids, q.ID)
+	}
+	if want := []string{"a0", "a1", "a2", "b0", "b1", "c0", "c1"}; !slices.Equal(ids, want) {
+		t.Errorf("sample of 7: %q, want %q", ids, want)
+	}
+	if got := d.sample(0); got != d {
+		t.Error("a sample of 0 is not every question")
 	}
 }
