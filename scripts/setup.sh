@@ -32,7 +32,12 @@ install_missing() {
   "${as_root[@]}" apt-get update -qq >/dev/null 2>&1 || true
   local p
   for p in "${want[@]}"; do # one at a time: one that is not there does not keep the others out
+    # Once more after finishing what an earlier package left half-configured
+    # (a server's post-install that could not start it, say): that would
+    # otherwise refuse every install after it.
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+      { DEBIAN_FRONTEND=noninteractive "${as_root[@]}" dpkg --configure -a >/dev/null 2>&1
+        DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1; } ||
       echo "scripts/test: $p could not be installed: the tests that need it are skipped" >&2
   done
 }

@@ -451,7 +451,17 @@ func TestBrowser(t *testing.T) {
 	if len(names) == 0 || names[0] != "user.jsonl" || names[len(names)-1] != "end.json" || !strings.Contains(facts, "Carol keeps bees") {
 		t.Errorf("the downloaded archive holds %q, and facts %.300s", names, facts)
 	}
-	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/carol"), chromedp.SendKeys(`section.erase input[name="confirm"]`, "alice", chromedp.ByQuery),
+	// The form's label is one line, its words and the user's ID together
+	// (it wrapped over three: finding 11 of issue 71).
+	var lines float64
+	b.run(chromedp.Navigate(hs.URL+"/ui/apps/a/users/carol"), chromedp.Evaluate(`(() => {
+		const label = document.querySelector('section.erase label span');
+		return label.getBoundingClientRect().height / parseFloat(getComputedStyle(label).lineHeight || '20');
+	})()`, &lines))
+	if lines == 0 || lines > 1.5 {
+		t.Errorf("the erase form's label takes %.1f lines, want one", lines)
+	}
+	b.run(chromedp.SendKeys(`section.erase input[name="confirm"]`, "alice", chromedp.ByQuery),
 		chromedp.Click(`section.erase button`, chromedp.ByQuery), chromedp.WaitVisible(`section.erase .error`, chromedp.ByQuery))
 	if got := b.text("section.erase .error"); !strings.Contains(got, "carol") {
 		t.Errorf("a wrong confirmation says %q", got)
