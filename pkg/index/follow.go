@@ -132,16 +132,14 @@ func (x *Index) follow(ctx context.Context, sessions session.Service, handle ses
 		if err != nil {
 			return fmt.Errorf("index: reading the change feed: %w", err)
 		}
+		if len(resp.Changes) == 0 {
+			return nil
+		}
 		if err := applyChanges(ctx, x.opts.include, resp.Changes, target); err != nil {
 			return err
 		}
-		if resp.Cursor > cursor { // past changes an erasure removed too, which a page does not hold
-			if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
-				return err
-			}
-		}
-		if len(resp.Changes) == 0 {
-			return nil
+		if cursor, err = x.advance(ctx, cursor, resp.Cursor); err != nil {
+			return err
 		}
 		if time.Since(logged) > progressEvery {
 			x.logger().Info("index: catching up on the change feed", "cursor", cursor, "head", resp.Head)

@@ -78,10 +78,6 @@ func (x *Index) disowned(ctx context.Context, b boundStore, lin session.Lineage)
 	if err != nil {
 		return "", err
 	}
-	resp, err := x.opts.sessions.Changes(ctx, &session.ChangesRequest{After: cursor, Limit: 1})
-	if err != nil {
-		return "", fmt.Errorf("index: reading the change feed: %w", err)
-	}
 	switch {
 	case got.StoreID != "" && got.StoreID != lin.StoreID:
 		return "it was made from another store's sessions", nil
@@ -89,8 +85,8 @@ func (x *Index) disowned(ctx context.Context, b boundStore, lin session.Lineage)
 		return fmt.Sprintf("it was made before the last %d erasure(s), which the change feed no longer records", lin.Erasures-got.Erasures), nil
 	case got.Erasures > lin.Erasures:
 		return "it records erasures the sessions do not: the sessions are older than it", nil
-	case cursor > resp.Head:
-		return fmt.Sprintf("it has applied the change feed up to %d, past its head %d: the sessions are older than it", cursor, resp.Head), nil
+	case cursor > lin.Head:
+		return fmt.Sprintf("it has applied the change feed up to %d, past its head %d: the sessions are older than it", cursor, lin.Head), nil
 	}
 	return "", nil
 }

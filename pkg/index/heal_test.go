@@ -345,3 +345,29 @@ func TestAFileOfAnotherSchemaIsSetAside(t *testing.T) {
 		t.Errorf("the file of another schema was not set aside: %v", err)
 	}
 }
+
+// A file whose erasures are recorded is believed at the next start, even
+// when the erased user held the feed's newest changes (their cursors are
+// gone from the feed, and the file has applied past what is left).
+func TestAFileThatSawTheErasureIsBelieved(t *testing.T) {
+	d := newDataDir(t)
+	sessions := d.sessions()
+	idx := d.index(sessions)
+	say(t, sessions, idx, "alice", "s", "alice writes first")
+	say(t, sessions, idx, "bob", "s", "bob writes last")
+	if r, err := erase.User(t.Context(), userdata.Services{Sessions: sessions, Index: idx}, "a", "bob", "test", erase.Options{}); err != nil || !r.Verified {
+		t.Fatalf("erasing bob: %+v, %v", r, err)
+	}
+	if err := idx.CatchUp(t.Context(), sessions); err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+	idx = d.index(d.sessions())
+	defer idx.Close()
+	if err := idx.Healing(t.Context()); err != nil {
+		t.Errorf("a restart after an erasure builds the file again: %v", err)
+	}
+	if _, err := os.Stat(d.indexFile() + ".stale"); err == nil {
+		t.Error("a file that saw the erasure was set aside")
+	}
+}

@@ -172,5 +172,7 @@ func indexLag(ctx context.Context, svcs *app.Services) (lags, error) {
 	if err != nil {
 		return lags{}, err
 	}
-	return lags{terms: resp.Head - cursor, vectors: resp.Head - vectors, background: background}, nil
+	// Past the head is caught up: an erasure removed the newest changes,
+	// which the index had applied.
+	return lags{terms: max(resp.Head-cursor, 0), vectors: max(resp.Head-vectors, 0), background: background}, nil
 }

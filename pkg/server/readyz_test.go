@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,5 +89,31 @@ func TestReadyzSaysHowManyChangesWaitForVectors(t *testing.T) {
 	}
 	if w.Code != 200 || ready.Embedding != nil {
 		t.Errorf("/readyz once every vector is written = %d %s; want ready, without index_embedding", w.Code, w.Body)
+	}
+}
+
+// Erasing the user who holds the newest changes leaves the index's lag at
+// 0, not below: something waiting for it to reach 0 would wait forever
+// (finding 6 of issue 71).
+func TestLagIsNeverNegativeAfterErasingTheNewestChanges(t *testing.T) {
+	s := serverOn(t, "sqlite", t.TempDir()+"/hector.db", nil)
+	for _, user := range []string{"alice", "bob"} { // bob's changes are the newest
+		u := "/v1/apps/a/users/" + user
+		do(t, s, "POST", u+"/sessions", adminKey, map[string]any{"session_id": "s"})
+		for i := range 3 {
+			do(t, s, "POST", u+"/sessions/s/events", adminKey, map[string]any{"author": "user",
+				"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": fmt.Sprintf("turn %d", i)}}}})
+		}
+	}
+	if w := do(t, s, "DELETE", "/v1/apps/a/users/bob", adminKey, nil); w.Code != 200 {
+		t.Fatalf("erasing bob: %d %s", w.Code, w.Body)
+	}
+	if err := s.svcs.Index.CatchUp(t.Context(), s.svcs.Sessions); err != nil {
+		t.Fatal(err)
+	}
+	var status struct{ Lag *int64 }
+	w := do(t, s, "GET", "/v1/index", adminKey, nil)
+	if json.Unmarshal(w.Body.Bytes(), &status); status.Lag == nil || *status.Lag != 0 {
+		t.Errorf("the index's lag after erasing the newest changes: %s", w.Body)
 	}
 }

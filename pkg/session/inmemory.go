@@ -23,7 +23,7 @@ type inMemoryService struct {
 	userState map[owner]map[string]any
 	feed      []memChange // in cursor order
 	cursor    int64
-	lineage   memLineage
+	lineage   Lineage
 }
 
 type owner struct{ app, user string }
@@ -325,9 +325,6 @@ func (m *inMemoryService) Changes(ctx context.Context, req *ChangesRequest) (*Ch
 		}
 		resp.Changes = append(resp.Changes, change)
 		resp.Cursor = c.cursor
-	}
-	if len(resp.Changes) < limit {
-		resp.Cursor = max(resp.Cursor, resp.Head)
 	}
 	return resp, nil
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -21,6 +20,10 @@ type Lineage struct {
 	StoreID string
 	// Erasures counts the calls to EraseTombstones.
 	Erasures int64
+	// Head is the highest change-feed cursor the store has handed out,
+	// erased changes' included: a copy that has applied more was made from
+	// a store these sessions are older than (a restored backup).
+	Head int64
 }
 
 // LineageReader is a Service that names its lineage.
@@ -47,10 +50,18 @@ func migrateLineage(db *gorm.DB) error {
 
 func (s *SQLService) Lineage(ctx context.Context) (Lineage, error) {
 	var row lineageRow
-	if err := s.db.WithContext(ctx).Take(&row, 1).Error; err != nil {
+	db := s.db.WithContext(ctx)
+	if err := db.Take(&row, 1).Error; err != nil {
 		return Lineage{}, fmt.Errorf("session: reading the store's lineage: %w", err)
 	}
-	return Lineage{StoreID: row.StoreID, Erasures: row.Erasures}, nil
+	lin := Lineage{StoreID: row.StoreID, Erasures: row.Erasures}
+	// A blank tombstone holds the cursor of an erased person's last change.
+	err := db.Raw("SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events" +
+		" UNION ALL SELECT max(feed_cursor) FROM session_tombstones) AS highest").Scan(&lin.Head).Error
+	if err != nil {
+		return Lineage{}, fmt.Errorf("session: reading the store's lineage: %w", err)
+	}
+	return lin, nil
 }
 
 // countErasure counts one more erasure, in the transaction that removes
@@ -59,20 +70,15 @@ func countErasure(tx *gorm.DB) error {
 	return tx.Model(&lineageRow{}).Where("id = 1").Update("erasures", gorm.Expr("erasures + 1")).Error
 }
 
-// memLineage is the in-memory service's lineage: nothing outlives the
-// process, but the counting is the same.
-type memLineage struct {
-	mu sync.Mutex
-	Lineage
-}
-
 func (m *inMemoryService) Lineage(context.Context) (Lineage, error) {
-	m.lineage.mu.Lock()
-	defer m.lineage.mu.Unlock()
-	if m.lineage.StoreID == "" {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lineage.StoreID == "" { // nothing outlives the process, but the counting is the same
 		m.lineage.StoreID = uuid.NewString()
 	}
-	return m.lineage.Lineage, nil
+	lin := m.lineage
+	lin.Head = m.cursor
+	return lin, nil
 }
 
 // Lineage passes to the backend, which must name one.

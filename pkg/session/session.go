@@ -202,10 +202,10 @@ const (
 )
 
 // ChangesResponse holds a page of changes in cursor order. Cursor is the
-// cursor to pass as After next time: a page that is not full ends at
-// Head, past the changes an erasure removed, so a page with no change may
-// still move it. Head is the newest cursor in the store when the page was
-// read: Head - Cursor is how far a reader lags, never below 0.
+// cursor to pass as After next time; it equals the request's After when
+// there was nothing new. Head is the newest cursor in the store when the
+// page was read: Head - Cursor is how far a reader lags (none when below
+// 0: an erasure removed the newest changes, which the reader had passed).
 type ChangesResponse struct {
 	Changes []Change
 	Cursor  int64

@@ -771,10 +771,8 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// The head counts a blank tombstone: it holds the cursor of an
-		// erased person's last change, which an index may have passed.
 		_, err = t.scanRow("SELECT coalesce(max(c), 0) FROM (SELECT max(feed_cursor) AS c FROM events WHERE feed_cursor <= ?"+
-			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ?) AS highest", []any{bound, bound}, &head)
+			" UNION ALL SELECT max(feed_cursor) FROM session_tombstones WHERE feed_cursor <= ? AND app_name <> '') AS highest", []any{bound, bound}, &head)
 		return err
 	})
 	if err != nil {
@@ -798,9 +796,6 @@ func (s *SQLService) Changes(ctx context.Context, req *ChangesRequest) (*Changes
 		}
 		resp.Changes = append(resp.Changes, c)
 		resp.Cursor = c.Cursor
-	}
-	if len(resp.Changes) < limit { // every change up to the head is in the page, or erased
-		resp.Cursor = max(resp.Cursor, head)
 	}
 	return resp, nil
 }

@@ -55,9 +55,7 @@ func (s *SQLService) EraseTombstones(ctx context.Context, appName, userID string
 func (m *inMemoryService) EraseTombstones(ctx context.Context, appName, userID string) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lineage.mu.Lock()
 	m.lineage.Erasures++
-	m.lineage.mu.Unlock()
 	before := len(m.feed)
 	m.feed = slices.DeleteFunc(m.feed, func(c memChange) bool { return c.deleted && c.key.owner == owner{appName, userID} })
 	return before - len(m.feed), nil
