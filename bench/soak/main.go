@@ -40,13 +40,14 @@ func main() {
 	users := flag.Int("users", 8, "how many users the requests are spread over")
 	pprofAddr := flag.String("pprof", "", "the server's HECTOR_PPROF_ADDR, to save heap profiles")
 	out := flag.String("out", "", "a directory for the report and the profiles")
+	exportEvery := flag.Int("export-every", 0, "make every n-th request an export of its user's archive (0: none)")
 	flag.Parse()
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			log.Fatal(err)
 		}
 	}
-	s := &soak{base: strings.TrimRight(*server, "/"), users: *users, latency: map[string][]time.Duration{}, errors: map[string]int{},
+	s := &soak{base: strings.TrimRight(*server, "/"), users: *users, exportEvery: *exportEvery, latency: map[string][]time.Duration{}, errors: map[string]int{},
 		sessions: make([]int, *users)}
 	heap(*pprofAddr, *out, "heap-start.pb.gz")
 	fmt.Printf("soak: %.0f requests/s for %s over %d users; RSS of pid %d\n", *rate, *duration, *users, *pid)
@@ -88,13 +89,16 @@ type soak struct {
 	mu       sync.Mutex
 	events   int
 	sessions []int // each user's current session number
+	// exportEvery: every n-th request exports its user's archive instead.
+	exportEvery int
 	latency  map[string][]time.Duration
 	errors   map[string]int
 	rss      []string
 }
 
 // one makes the n-th request: 6 in 10 append a 50-word message, 3 search,
-// 1 reads a session's recent events.
+// 1 reads a session's recent events; with -export-every, every n-th
+// exports its user's archive instead.
 func (s *soak) one(n int) {
 	user := n % s.users
 	s.mu.Lock()
@@ -105,6 +109,10 @@ func (s *soak) one(n int) {
 	s.mu.Unlock()
 	u := fmt.Sprintf("%s/v1/apps/soak/users/u%d", s.base, user)
 	sid := fmt.Sprintf("s%d", sess)
+	if s.exportEvery > 0 && n%s.exportEvery == s.exportEvery-1 {
+		s.call("export", "GET", u+"/export", nil)
+		return
+	}
 	switch n % 10 {
 	case 0, 1, 2, 3, 4, 5:
 		ev := map[string]any{"author": "user", "message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": sentence(50)}}}}
