@@ -91,9 +91,9 @@ type soak struct {
 	sessions []int // each user's current session number
 	// exportEvery: every n-th request exports its user's archive instead.
 	exportEvery int
-	latency  map[string][]time.Duration
-	errors   map[string]int
-	rss      []string
+	latency     map[string][]time.Duration
+	errors      map[string]int
+	rss         []string
 }
 
 // one makes the n-th request: 6 in 10 append a 50-word message, 3 search,
