@@ -87,24 +87,7 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 	p.call(t, "PUT", src+"/sessions/s0/artifacts/user:profile.txt", "profile", 201)
 	p.call(t, "POST", src+"/facts", map[string]any{"key": "hive", "value": "Keeps a blue hive"}, 201)
 	p.call(t, "PATCH", src+"/state", map[string]any{"state": map[string]any{"user:home": "Porto"}}, 200)
-	resp, err := http.Get(p.base + src + "/export")
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("export: %d, %v", resp.StatusCode, err)
-	}
-	imported := func(p *proc, user string) int { // sessions the user holds
-		for _, u := range p.call(t, "GET", "/v1/apps/demo/users?page_size=1000", nil, 200)["users"].([]any) {
-			if u := u.(map[string]any); u["user"] == user {
-				n, _ := u["sessions"].(float64)
-				return int(n)
-			}
-		}
-		return 0
-	}
+	archive := exported(t, p, src)
 	for _, point := range []int{1, sessions / 3, sessions * 3 / 4} {
 		user := fmt.Sprintf("kill-at-%d", point)
 		u := "/v1/apps/demo/users/" + user
@@ -112,7 +95,7 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 			http.Post(p.base+u+"/import", "application/x-tar", bytes.NewReader(archive))
 		}()
 		deadline := time.Now().Add(time.Minute)
-		for n := 0; n < point; n = imported(p, user) {
+		for n := 0; n < point; n = sessionsHeld(t, p, user) {
 			if n == sessions || time.Now().After(deadline) {
 				t.Fatalf("the import was not caught at %d sessions: it holds %d", point, n)
 			}
@@ -135,7 +118,7 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 				t.Fatalf("/readyz while the import is undone: %d %s; want it named", r.StatusCode, raw)
 			}
 		}
-		if n := imported(p, user); n != 0 {
+		if n := sessionsHeld(t, p, user); n != 0 {
 			t.Errorf("killed at %d sessions: %d left once ready", point, n)
 		}
 		got := p.call(t, "POST", u+"/import", string(archive), 201)
@@ -151,7 +134,7 @@ func TestAnImportKilledPartWayIsUndone(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if n := imported(p, user); n != sessions {
+		if n := sessionsHeld(t, p, user); n != sessions {
 			t.Errorf("killed at %d sessions: %d sessions once the undoing ended, after an import that answered with %d", point, n, sessions)
 		}
 	}
@@ -174,24 +157,8 @@ func TestAnErasureDuringAnImportEndsVerified(t *testing.T) {
 		p.call(t, "POST", src+"/sessions", map[string]any{"session_id": fmt.Sprintf("s%d", i)}, 201)
 		p.call(t, "POST", fmt.Sprintf("%s/sessions/s%d/events", src, i), text(fmt.Sprintf("turn %d of the archive", i)), 201)
 	}
-	resp, err := http.Get(p.base + src + "/export")
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("export: %d, %v", resp.StatusCode, err)
-	}
-	held := func() int { // the user's sessions
-		for _, u := range p.call(t, "GET", "/v1/apps/demo/users?page_size=1000", nil, 200)["users"].([]any) {
-			if u := u.(map[string]any); u["user"] == "dst" {
-				n, _ := u["sessions"].(float64)
-				return int(n)
-			}
-		}
-		return 0
-	}
+	archive := exported(t, p, src)
+	held := func() int { return sessionsHeld(t, p, "dst") }
 	u := "/v1/apps/demo/users/dst"
 	body, feed := io.Pipe()
 	imported := make(chan int, 1)
@@ -251,4 +218,32 @@ func TestAnErasureDuringAnImportEndsVerified(t *testing.T) {
 	if n := held(); n != 0 {
 		t.Errorf("%d sessions left after the erasure", n)
 	}
+}
+
+// exported is the archive GET …/export answers for the user at userPath.
+func exported(t *testing.T, p *proc, userPath string) []byte {
+	t.Helper()
+	resp, err := http.Get(p.base + userPath + "/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("export: %d, %v", resp.StatusCode, err)
+	}
+	return archive
+}
+
+// sessionsHeld is how many sessions a user of app demo holds, as the
+// users' list says.
+func sessionsHeld(t *testing.T, p *proc, user string) int {
+	t.Helper()
+	for _, u := range p.call(t, "GET", "/v1/apps/demo/users?page_size=1000", nil, 200)["users"].([]any) {
+		if u := u.(map[string]any); u["user"] == user {
+			n, _ := u["sessions"].(float64)
+			return int(n)
+		}
+	}
+	return 0
 }

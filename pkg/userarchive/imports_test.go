@@ -77,18 +77,8 @@ func TestUndoUnfinished(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var mu sync.Mutex
-	var forgotten []string
 	hold := make(chan struct{})
-	forget := func(_ context.Context, app, user string) error {
-		if user == "mine" {
-			<-hold
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		forgotten = append(forgotten, user)
-		return nil
-	}
+	forget, forgotten := forgetting("mine", hold)
 	u, err := userarchive.UndoUnfinished(ctx, q, userarchive.RunOf("here", "2"), forget, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -110,11 +100,9 @@ func TestUndoUnfinished(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	mu.Lock()
-	if slices.Sort(forgotten); !slices.Equal(forgotten, []string{"mine", "theirs-stopping"}) {
-		t.Errorf("erased %q, want the two that had written and stopped", forgotten)
+	if got := forgotten(); !slices.Equal(got, []string{"mine", "theirs-stopping"}) {
+		t.Errorf("erased %q, want the two that had written and stopped", got)
 	}
-	mu.Unlock()
 	if err := q.Release(ctx, "a", "theirs-alive"); err != nil { // it ends, on its replica
 		t.Fatal(err)
 	}
@@ -139,18 +127,8 @@ func TestAnImportOfThisRunIsNeverUndone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var mu sync.Mutex
-	var forgotten []string
 	hold := make(chan struct{})
-	forget := func(_ context.Context, app, user string) error {
-		if user == "cut-short" {
-			<-hold
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		forgotten = append(forgotten, user)
-		return nil
-	}
+	forget, forgotten := forgetting("cut-short", hold)
 	u, err := userarchive.UndoUnfinished(ctx, q, this, forget, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +147,9 @@ func TestAnImportOfThisRunIsNeverUndone(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the undoer did not end")
 	}
-	mu.Lock()
-	if slices.Sort(forgotten); !slices.Equal(forgotten, []string{"cut-short", "older-hector"}) {
-		t.Errorf("erased %q, want only the last run's", forgotten)
+	if got := forgotten(); !slices.Equal(got, []string{"cut-short", "older-hector"}) {
+		t.Errorf("erased %q, want only the last run's", got)
 	}
-	mu.Unlock()
 	left, err := q.Unfinished(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -188,4 +164,26 @@ func TestAnImportOfThisRunIsNeverUndone(t *testing.T) {
 	if err := u.Pending(); err != nil {
 		t.Errorf("Pending = %v", err)
 	}
+}
+
+// forgetting is an undoer's forget that records whom it erased (sorted,
+// by forgotten), holding the erasure of user until hold closes.
+func forgetting(user string, hold chan struct{}) (forget func(context.Context, string, string) error, forgotten func() []string) {
+	var mu sync.Mutex
+	var users []string
+	forget = func(_ context.Context, _, u string) error {
+		if u == user {
+			<-hold
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		users = append(users, u)
+		return nil
+	}
+	forgotten = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Sorted(slices.Values(users))
+	}
+	return forget, forgotten
 }
