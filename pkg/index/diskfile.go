@@ -466,18 +466,36 @@ func (d *diskDB) checkpoint(ctx context.Context) error {
 // checkpointQuietly copies what it can of the journal into the file
 // without waiting for anyone, on a reader's connection: writes and
 // searches go on meanwhile. What readers still use stays for the next.
-func (d *diskDB) checkpointQuietly(ctx context.Context) error {
+// It says how many pages the journal holds: a journal that searches never
+// leave alone is never started again, and grows.
+func (d *diskDB) checkpointQuietly(ctx context.Context) (journal int64, err error) {
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
 	if !d.committed.Swap(false) {
-		return nil
+		return 0, nil
 	}
 	if d.beforeCheckpoint != nil {
 		d.beforeCheckpoint()
 	}
-	_, err := d.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
-	if err != nil {
+	var busy, done int64
+	if err = d.read.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &journal, &done); err != nil {
 		d.committed.Store(true)
+	}
+	return journal, err
+}
+
+// maxJournalPages bounds the journal: past it (64 MiB), it is checkpointed
+// whole, waiting a moment for the searches under way, so that the next
+// write starts it again from its beginning. Under steady searches and
+// appends it grew past 200 MiB in 15 minutes without.
+var maxJournalPages int64 = 64 << 20 / diskPageSize
+
+// checkpointJournal is the flusher's checkpoint: quiet, and whole when the
+// journal has grown past maxJournalPages.
+func (d *diskDB) checkpointJournal(ctx context.Context) error {
+	journal, err := d.checkpointQuietly(ctx)
+	if err == nil && journal > maxJournalPages {
+		err = d.checkpoint(ctx)
 	}
 	return err
 }

@@ -285,7 +285,7 @@ func (d *diskDB) flusher(logger func() *slog.Logger) {
 			continue
 		}
 		checkpointed = time.Now()
-		if err := d.checkpointQuietly(context.Background()); err != nil {
+		if err := d.checkpointJournal(context.Background()); err != nil {
 			logger().Warn("index: copying the index file's journal into it failed; retrying", "error", err)
 		}
 	}

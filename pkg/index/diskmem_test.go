@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -280,7 +281,10 @@ func TestACheckpointHoldsNoSearchNorWrite(t *testing.T) {
 		<-release
 	}
 	checkpointed := make(chan error)
-	go func() { checkpointed <- store.db.checkpointQuietly(ctx) }()
+	go func() {
+		_, err := store.db.checkpointQuietly(ctx)
+		checkpointed <- err
+	}()
 	<-entered
 	write("during")
 	rs, err := store.Search(ctx, o, StoreQuery{Terms: []string{"marker"}, Limit: 10})
@@ -338,7 +342,7 @@ func TestAQuietCheckpointCopiesTheJournal(t *testing.T) {
 	if n := docsInFileAlone(); n != 0 {
 		t.Fatalf("the file alone holds %d documents before a checkpoint; want them in the journal only (a commit checkpointed)", n)
 	}
-	if err := store.db.checkpointQuietly(ctx); err != nil {
+	if _, err := store.db.checkpointQuietly(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := docsInFileAlone(); n != 100 {
@@ -352,6 +356,56 @@ func TestAQuietCheckpointCopiesTheJournal(t *testing.T) {
 // The file keeps no list of a document's terms: its postings are found by
 // document when it is written again or deleted, and none is left behind,
 // whatever else its owner holds: after a rewrite and a session's deletion
+
+// The journal is started again once it grows past its bound, even while
+// searches read it all the time (a quiet checkpoint copies it, but only a
+// whole one lets the next write start it from its beginning).
+func TestTheJournalIsKeptShort(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "index.db")
+	store := newDiskStore(path, quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	defer func(was int64) { maxJournalPages = was }(maxJournalPages)
+	maxJournalPages = 8
+	o := Owner{"app", "u"}
+	for i := range 400 {
+		doc := StoredDoc{Document: Document{SessionID: "s", EventID: fmt.Sprint(i), Text: strings.Repeat("marker ", 100)}, Terms: []string{"marker", fmt.Sprint("w", i)}}
+		if err := store.Write(ctx, o, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			if _, err := store.Search(ctx, o, StoreQuery{Terms: []string{"marker"}, Limit: 5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := store.db.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	journal := func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	if before := journal(); before < 8*diskPageSize {
+		t.Fatalf("the journal holds %d bytes before: the test writes too little", before)
+	}
+	if err := store.db.checkpointJournal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := journal(); after != 0 {
+		t.Errorf("the journal holds %d bytes after a checkpoint past its bound, want it started again", after)
+	}
+	if rs, err := store.Search(ctx, o, StoreQuery{Terms: []string{"w399"}, Limit: 5}); err != nil || len(rs) != 1 {
+		t.Errorf("after the checkpoint: %d found, %v", len(rs), err)
+	}
+}
+
 // the postings are exactly the live documents' distinct terms.
 func TestPostingsLeaveWithTheirDocument(t *testing.T) {
 	ctx := t.Context()
