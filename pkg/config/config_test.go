@@ -86,7 +86,7 @@ server:
 		"t.yaml:2: databases.main.driver",
 		"t.yaml:4: embedders.e.api_key_env: environment variable HECTOR_TEST_UNSET_EMBED_KEY is not set",
 		"t.yaml:6: server.address: environment variable HECTOR_TEST_UNSET_ADDR is not set",
-		"line 7", "lots",
+		"t.yaml:7: server.sessions.cache: a string (lots) where a whole number is wanted",
 		"t.yaml:8: server.index.embedder",
 		"t.yaml:11: server.auth.api_keys.0.key: environment variable HECTOR_TEST_UNSET_API_KEY is not set",
 	} {
@@ -182,7 +182,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		yaml string
 		want []string
 	}{
-		{"server:\n  adress: x\n", []string{"t.yaml", "line 2", `unknown key "adress" in Server`}},
+		{"server:\n  adress: x\n", []string{`t.yaml:2: server.adress: unknown key "adress": did you mean "address"?`}},
 		{"agents:\n  bot:\n    llm: gpt5\n", []string{"t.yaml:3", "agents.bot.llm", `"gpt5"`, "none are defined"}},
 		{"llms:\n  gpt: {base_url: http://x, model: m}\nagents:\n  bot:\n    llm: gpt\n    working_memory: {type: token_window, max_messages: 3}\n",
 			[]string{"t.yaml:6", "agents.bot.working_memory.max_messages", "does not apply"}},
@@ -194,7 +194,7 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"databases:\n  main: {driver: sqlite, dsn: x.db, max_connections: 1}\n", []string{"t.yaml:2", "databases.main.max_connections", "too few for SQLite"}},
 		{"embedders:\n  e: {type: openai, model: m}\n", []string{"embedders.e.base_url", "embedders.e.dimensions"}},
 		{"server:\n  auth:\n    api_keys:\n      - {key: short, role: user, app: a}\n", []string{"server.auth.api_keys.0.key", "shorter than 16", "api_keys.0.user"}},
-		{"server: [1, 2]\n", []string{"t.yaml", "line 1"}},
+		{"server: [1, 2]\n", []string{"t.yaml:1: server: a list where a map is wanted"}},
 		{"server:\n  sessions: {cache: -1}\n", []string{"server.sessions.cache"}},
 		{"server:\n  index: {type: hybrid, store: pinecone}\n", []string{"server.index.store", "vector indexes only"}},
 		{"server:\n  index: {type: vector, store: pinecone}\n", []string{"server.index.pinecone.host", "server.index.pinecone.api_key_env"}},

@@ -188,16 +188,23 @@ func typeError(name string, root *yaml.Node, msg string) error {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
 	line, _ := strconv.Atoi(m[1])
-	e := &Error{File: name, Line: line, Msg: m[2], Path: pathAt(root, line, "")}
+	e := &Error{File: name, Line: line, Msg: m[2], Path: pathAt(root, line, "", "")}
 	if u := wrongType.FindStringSubmatch(m[2]); u != nil {
-		want := u[2]
+		want := u[3]
 		if w, ok := goKinds[want]; ok {
 			want = w
+		} else if strings.HasPrefix(want, "config.") || strings.HasPrefix(want, "map[") {
+			want = "a map"
 		}
-		e.Msg = fmt.Sprintf("a %s where %s is wanted", yamlKinds[u[1]], want)
+		got := yamlKinds[u[1]]
+		if u[2] != "" {
+			got += " (" + u[2] + ")"
+			e.Path = pathAt(root, line, "", u[2])
+		}
+		e.Msg = fmt.Sprintf("a %s where %s is wanted", got, want)
 	}
 	if f := unknownField.FindStringSubmatch(m[2]); f != nil {
-		e.Path = pathAt(root, line, f[1])
+		e.Path = pathAt(root, line, f[1], "")
 		e.Msg = fmt.Sprintf("unknown key %q%s", f[1], didYouMean(f[1], keysOf(f[2])))
 		if !strings.Contains(e.Msg, "did you mean") {
 			e.Msg += ": every key is in docs/configuration.md"
@@ -208,7 +215,7 @@ func typeError(name string, root *yaml.Node, msg string) error {
 
 var (
 	yamlLine  = regexp.MustCompile(`^line (\d+): (.*)$`)
-	wrongType = regexp.MustCompile(`^cannot unmarshal !!(\w+) (?:.* )?into (\S+)$`)
+	wrongType = regexp.MustCompile("^cannot unmarshal !!(\\w+) (?:`([^`]*)` )?into (\\S+)$")
 	yamlKinds = map[string]string{"map": "map", "seq": "list", "str": "string", "int": "number", "float": "number", "bool": "true or false"}
 	goKinds   = map[string]string{"string": "a string", "int": "a whole number", "int64": "a whole number", "float64": "a number",
 		"bool": "true or false", "[]string": "a list of strings", "time.Duration": "a duration (30s, 5m)"}
@@ -216,8 +223,8 @@ var (
 )
 
 // pathAt is the dotted path of the key named key (any key, given "") on
-// line, "" if none is.
-func pathAt(n *yaml.Node, line int, key string) string {
+// line, whose value is value (any value, given ""), "" if none is.
+func pathAt(n *yaml.Node, line int, key, value string) string {
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
@@ -225,16 +232,16 @@ func pathAt(n *yaml.Node, line int, key string) string {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Line == line && (key == "" || k.Value == key) {
+			if k.Line == line && (key == "" || k.Value == key) && (value == "" || v.Kind == yaml.ScalarNode && v.Value == value) {
 				return k.Value
 			}
-			if p := pathAt(v, line, key); p != "" {
+			if p := pathAt(v, line, key, value); p != "" {
 				return k.Value + "." + p
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if p := pathAt(c, line, key); p != "" {
+			if p := pathAt(c, line, key, value); p != "" {
 				return strconv.Itoa(i) + "." + p
 			}
 		}
