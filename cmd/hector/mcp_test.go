@@ -56,7 +56,7 @@ func TestMCPStdio(t *testing.T) {
 
 	// Beside the running server, it refuses and names the way through it.
 	out, err := exec.Command(binary, "mcp", "--data-dir", dir, "--app", "demo", "--user", "alice").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "hector mcp --server "+p.base) {
+	if err == nil || !strings.Contains(string(out), "run `hector mcp --data-dir "+dir+" --app demo --user alice --server "+p.base+"`") {
 		t.Errorf("hector mcp beside a running server: %v %s", err, out)
 	}
 	// A server with auth off needs no credential.
