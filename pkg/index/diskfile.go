@@ -204,12 +204,12 @@ func openDiskDB(path string, logger func() *slog.Logger) (*diskDB, error) {
 			// Each page keeps a checksum in its last bytes, checked as it
 			// is read (internal/pagesum): the reserve, like the page
 			// size, takes only in a new file, before WAL mode writes its
-			// first page (and in a VACUUM: addSums).
+			// first page (and in a VACUUM: addSums), and is asked for
+			// after the page size, which asks for the file's present
+			// reserve again.
 			// No checkpoint inside a commit: a flush commits while searches
 			// wait (viewMu), and a checkpoint copies and syncs megabytes.
 			// The flusher checkpoints outside every lock (checkpointQuietly).
-			// The reserve is asked for after the page size, which asks
-			// for the file's present reserve again.
 			if _, err := c.Exec(`PRAGMA page_size = `+strconv.Itoa(diskPageSize), nil); err != nil {
 				return err
 			}
@@ -344,8 +344,8 @@ func damaged(err error) bool {
 // every page, once: a VACUUM writes every page again, now with the
 // reserve the driver asks for, and it is checkpointed into the file (page
 // 1, which says the pages keep sums, first) before any other connection
-// opens it. The index in it is kept: building
-// it again would embed every turn again.
+// opens it. The index in it is kept: building it again would embed every
+// turn again.
 func addSums(path string, logger func() *slog.Logger) error {
 	header := make([]byte, 100)
 	f, err := os.Open(path)
