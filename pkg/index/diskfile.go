@@ -16,6 +16,7 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
+	_ "github.com/hectormem/hector/internal/fewarenas" // SQLite's C heap kept in two arenas
 	"github.com/hectormem/hector/internal/pagesum"
 )
 

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	_ "github.com/hectormem/hector/internal/fewarenas" // SQLite's C heap kept in two arenas
 	"github.com/hectormem/hector/internal/writelock"
 )
 
