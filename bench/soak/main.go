@@ -47,11 +47,11 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	s := &soak{base: strings.TrimRight(*server, "/"), users: *users, exportEvery: *exportEvery, latency: map[string][]time.Duration{}, errors: map[string]int{},
+	s := &soak{base: strings.TrimRight(*server, "/"), users: *users, pprof: *pprofAddr, exportEvery: *exportEvery, latency: map[string][]time.Duration{}, errors: map[string]int{},
 		sessions: make([]int, *users)}
 	heap(*pprofAddr, *out, "heap-start.pb.gz")
 	fmt.Printf("soak: %.0f requests/s for %s over %d users; RSS of pid %d\n", *rate, *duration, *users, *pid)
-	fmt.Printf("%8s %10s %10s %10s\n", "elapsed", "events", "RSS MiB", "errors")
+	fmt.Printf("%8s %10s %10s %10s %s\n", "elapsed", "events", "RSS MiB", "errors", memoryColumns)
 
 	var wg sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
@@ -85,6 +85,7 @@ loop:
 type soak struct {
 	base  string
 	users int
+	pprof string
 
 	mu       sync.Mutex
 	events   int
@@ -171,7 +172,7 @@ func (s *soak) line(elapsed time.Duration, pid int) {
 	for _, n := range s.errors {
 		errs += n
 	}
-	l := fmt.Sprintf("%8s %10d %10.1f %10d", elapsed.Round(time.Second), s.events, rssMiB(pid), errs)
+	l := fmt.Sprintf("%8s %10d %10.1f %10d %s", elapsed.Round(time.Second), s.events, rssMiB(pid), errs, memory(pid, s.pprof))
 	s.rss = append(s.rss, l)
 	fmt.Println(l)
 }
@@ -212,6 +213,48 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// memoryColumns head what memory reports.
+const memoryColumns = "  anon   file |  go-heap go-other |  not-go"
+
+// memory splits a process's resident memory, in MiB: anonymous and
+// file-backed (binary, mapped files) from /proc, and with the server's
+// pprof address, what of the anonymous memory the Go runtime holds (heap
+// in use, and the rest it has mapped and not released) and what it does
+// not: memory the C code (SQLite) allocated.
+func memory(pid int, pprofAddr string) string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	kib := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.HasSuffix(v, " kB") {
+			kib[k], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 64)
+		}
+	}
+	anon, file := kib["RssAnon"]/1024, kib["RssFile"]/1024
+	line := fmt.Sprintf("%6.0f %6.0f", anon, file)
+	if pprofAddr == "" {
+		return line
+	}
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return line
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	stat := map[string]float64{}
+	for _, l := range strings.Split(string(text), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(l, "# "), " = "); ok {
+			stat[k], _ = strconv.ParseFloat(strings.Fields(v + " 0")[0], 64)
+		}
+	}
+	heapInUse := stat["HeapInuse"] / (1 << 20)
+	goMapped := (stat["Sys"] - stat["HeapReleased"]) / (1 << 20)
+	return line + fmt.Sprintf(" | %8.0f %8.0f | %7.0f", heapInUse, goMapped-heapInUse, anon-goMapped)
 }
 
 // heap saves the server's heap profile, after a collection.
