@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/hectormem/hector/pkg/embed"
 )
@@ -40,6 +41,12 @@ func openCache(dir string, model embed.Embedder) (*cache, error) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
+	}
+	// Two runs appending to one file at once interleave their records, and
+	// a text then reads another's vector: one run at a time.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s is in use by another run (give it another -cache): %w", f.Name(), err)
 	}
 	c := &cache{model: model, vectors: map[[sha256.Size]byte][]float32{}, file: f}
 	record := sha256.Size + 4*model.Dimensions()

@@ -44,6 +44,7 @@ import (
 func main() {
 	locomo := flag.String("locomo", "", "LoCoMo's file (or a zip of its conversations)")
 	lme := flag.String("longmemeval", "", "LongMemEval's longmemeval_s (JSON array or lines, gzipped or not)")
+	jsonl := flag.String("jsonl", "", "a set in hector eval's JSON lines format (pkg/eval/testdata/firsthour.jsonl)")
 	model := flag.String("embedder", "e5-small", "the built-in encoder: e5-small or minilm")
 	configPath := flag.String("config", "", "a configuration file whose index's embedder to measure instead (an API's, such as scripts/models/serve-encoder's)")
 	cacheDir := flag.String("cache", filepath.Join(os.TempDir(), "hector-fusion"), "where the vectors are kept between runs")
@@ -52,8 +53,8 @@ func main() {
 	byCategory := flag.String("category-metrics", "hit@1,recall@5,recall_all@5,ndcg_any@5",
 		"the metrics shown for each category, of those the benchmark has (the default bar's)")
 	flag.Parse()
-	if *locomo == "" && *lme == "" {
-		log.Fatal("fusion: give -locomo, -longmemeval or both")
+	if *locomo == "" && *lme == "" && *jsonl == "" {
+		log.Fatal("fusion: give -locomo, -longmemeval, -jsonl or several")
 	}
 	var e embed.Embedder
 	var err error
@@ -96,7 +97,7 @@ func main() {
 	for _, set := range []struct {
 		path string
 		load func(string, []byte) (*eval.Dataset, error)
-	}{{*locomo, eval.DefaultLimits.LoadLoCoMo}, {*lme, eval.DefaultLimits.LoadLongMemEval}} {
+	}{{*locomo, eval.DefaultLimits.LoadLoCoMo}, {*lme, eval.DefaultLimits.LoadLongMemEval}, {*jsonl, eval.DefaultLimits.LoadJSONL}} {
 		if set.path == "" {
 			continue
 		}
