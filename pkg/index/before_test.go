@@ -82,23 +82,23 @@ func appendTurns(t *testing.T, sessions session.Service, turns []turn, after fun
 
 // wantEmbedded is what the turns' vectors are made of, written out from
 // what befores promises: the last beforeWords words of the turn right
-// before in the session (none after a tool call), a line break, then the
-// turn, each as "Author: text".
+// before in the session when another author said it (none after a tool
+// call), a line break, then the turn, each as "Author: text".
 func wantEmbedded(turns []turn, preceded bool) []string {
 	var want []string
-	last := map[string]string{}
+	last, lastAuthor := map[string]string{}, map[string]string{}
 	for _, tu := range turns {
 		spoken := ""
 		if tu.text != "" {
 			spoken = tu.author + ": " + tu.text
 			text := spoken
-			if before := last[tu.session]; preceded && before != "" {
+			if before := last[tu.session]; preceded && before != "" && lastAuthor[tu.session] != tu.author {
 				words := strings.Fields(before)
 				text = strings.Join(words[max(0, len(words)-beforeWords):], " ") + "\n" + spoken
 			}
 			want = append(want, text)
 		}
-		last[tu.session] = spoken
+		last[tu.session], lastAuthor[tu.session] = spoken, tu.author
 	}
 	slices.Sort(want)
 	return want

@@ -59,24 +59,26 @@ func TestFuseWeighsKeywordsByCoverage(t *testing.T) {
 
 // A fused score reads as a share: 1 for a result that is the best keyword
 // match, holds every query term and is the query's own meaning, 0 for
-// none of that; a vector-only neighbour under the model's floor is left
-// out, and one the words found is kept whatever its similarity.
+// none of that. A result the encoder scored under the model's floor is
+// left out, found by its words or not (the words are shared by chance);
+// one the encoder did not score keeps what its words give.
 func TestFuseScoresReadAsSharesAndDropUnrelatedNeighbours(t *testing.T) {
-	keyword := []SearchResult{{SessionID: "s", EventID: "exact", Score: 7}, {SessionID: "s", EventID: "weak", Score: 3.5}}
+	keyword := []SearchResult{{SessionID: "s", EventID: "exact", Score: 7}, {SessionID: "s", EventID: "unscored", Score: 3.5},
+		{SessionID: "s", EventID: "by chance", Score: 3.5}}
 	vector := []SearchResult{{SessionID: "s", EventID: "exact", Score: 1}, {SessionID: "s", EventID: "near", Score: 0.6},
-		{SessionID: "s", EventID: "chatter", Score: 0.15}, {SessionID: "s", EventID: "weak", Score: 0.1}}
+		{SessionID: "s", EventID: "chatter", Score: 0.15}, {SessionID: "s", EventID: "by chance", Score: 0.1}}
 	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10)
 	got := map[string]float64{}
 	for _, r := range out {
 		got[r.EventID] = r.Score
 	}
 	want := map[string]float64{
-		"exact": 1,                                          // best words, every term, same meaning
-		"weak":  (1 - DefaultVectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); its vector under the floor adds nothing
-		"near":  DefaultVectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
+		"exact":    1,                                          // best words, every term, same meaning
+		"unscored": (1 - DefaultVectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); no similarity to judge it by
+		"near":     DefaultVectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
 	}
 	if len(got) != len(want) {
-		t.Fatalf("fused %v, want %v: chatter (0.15, under the floor 0.2, found by no word) left out", got, want)
+		t.Fatalf("fused %v, want %v: chatter (0.15) and a keyword match at 0.1, both under the floor 0.2, left out", got, want)
 	}
 	for id, w := range want {
 		if math.Abs(got[id]-w) > 1e-9 {
