@@ -1,7 +1,10 @@
 package e5
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/hectormem/hector/pkg/embed"
@@ -127,3 +130,24 @@ func BenchmarkEmbed(b *testing.B) {
 }
 
 var _ embed.Asymmetric = (*Embedder)(nil)
+
+// Searches arriving faster than the cores encode run one pass a core at
+// a time, each holding its activations: the rest wait, holding none.
+func TestPassesRunAtMostOneACore(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			if _, err := e.EmbedQueries(t.Context(), []string{fmt.Sprintf("what did I say about the garden on day %d", i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if most, cores := e.m.MostPassesAtOnce(), runtime.GOMAXPROCS(0); most < 1 || most > cores {
+		t.Errorf("%d passes ran at once on %d cores", most, cores)
+	}
+}

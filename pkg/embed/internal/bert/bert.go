@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -21,6 +22,16 @@ type Model struct {
 	tok       *tokenizer
 	net       *network
 	maxTokens int
+	// encoding holds a slot for each pass of the network running, at most
+	// one a core. A pass holds its activations (a few MiB for a full
+	// batch) until it ends: without a bound, searches arriving faster than
+	// the cores encode their queries each held a set at once, and under a
+	// soak that outran the machine they took 51 MiB of the heap, growing
+	// with the queue. Waiting for a slot costs a pass nothing it would not
+	// have waited for its core.
+	encoding chan struct{}
+	peak     atomic.Int32 // the most passes that ran at once
+	running  atomic.Int32
 }
 
 // vocab is BERT's uncased WordPiece vocabulary, one piece a line, which
@@ -43,7 +54,8 @@ func Load(weights []byte, shape Shape, maxTokens int) (*Model, error) {
 	if maxTokens > maxPositions {
 		return nil, fmt.Errorf("%d pieces is past the model's %d positions", maxTokens, maxPositions)
 	}
-	return &Model{tok: newTokenizer(strings.Split(strings.TrimRight(vocab, "\n"), "\n")), net: net, maxTokens: maxTokens}, nil
+	return &Model{tok: newTokenizer(strings.Split(strings.TrimRight(vocab, "\n"), "\n")), net: net, maxTokens: maxTokens,
+		encoding: make(chan struct{}, runtime.GOMAXPROCS(0))}, nil
 }
 
 // Builtin is a model shipped in the binary: load reads it and lays its
@@ -63,6 +75,10 @@ func Builtin(name, script string, weights []byte, shape Shape, maxTokens int) (l
 
 // Pieces are the vocabulary IDs the model reads of text.
 func (m *Model) Pieces(text string) []int { return m.tok.encode(text, m.maxTokens) }
+
+// MostPassesAtOnce is the most passes of the network that have run at
+// once: at most one a core.
+func (m *Model) MostPassesAtOnce() int { return int(m.peak.Load()) }
 
 // A pass of the network encodes texts together, up to batch texts and
 // batchPieces pieces: more rows read the weights once for more texts, but
@@ -92,6 +108,16 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			select {
+			case m.encoding <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			defer func() { <-m.encoding }()
+			running := m.running.Add(1)
+			defer m.running.Add(-1)
+			for peak := m.peak.Load(); running > peak && !m.peak.CompareAndSwap(peak, running); peak = m.peak.Load() {
 			}
 			copy(out[start:end], m.net.encode(pieces[start:end]))
 			return nil
