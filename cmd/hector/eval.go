@@ -20,11 +20,12 @@ import (
 	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/eval"
+	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
 
 func evalCommand() *cobra.Command {
-	var format, data string
+	var format, data, answers string
 	var asJSON bool
 	var questions, clients int
 	var traceSlow time.Duration
@@ -97,7 +98,19 @@ Formats (--data may be gzipped):
 				defer traces.stop()
 				o.Searched = traces.searched
 			}
+			var written *answerFile
+			if answers != "" {
+				if written, err = writeAnswers(answers); err != nil {
+					return fmt.Errorf("--answers: %w", err)
+				}
+				o.Answered = written.answered
+			}
 			report, err := runEval(ctx, cmd, d, o)
+			if written != nil {
+				if cerr := written.close(); err == nil && cerr != nil {
+					err = fmt.Errorf("--answers: %w", cerr)
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -113,6 +126,7 @@ Formats (--data may be gzipped):
 	cmd.Flags().StringVar(&data, "data", "", "the file of conversations and questions (.gz is read as gzip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (figures by category and overall, counts, timings, the index)")
 	cmd.Flags().IntVar(&questions, "limit-questions", 0, "ask only N questions, taken in turn from each category, the first of each first (and load only their conversations)")
+	cmd.Flags().StringVar(&answers, "answers", "", "write each question's figures and results, best first, to this file as JSON lines: which questions are missed, and what ranks above their answer")
 	cmd.Flags().DurationVar(&traceSlow, "trace-slow", 0, "write a Go execution trace of the seconds before each search slower than this (the first three), to see what held it")
 	cmd.Flags().IntVar(&clients, "clients", 1, "ask the questions from N clients at once: the search latency under load (the figures stay the same)")
 	cmd.Flags().Int64Var(&maxDataMB, "max-data-mb", eval.DefaultLimits.MaxBytes>>20, "refuse data larger than this once decompressed (MiB)")
@@ -278,3 +292,60 @@ func (s *slowSearchTraces) searched(questionID string, took time.Duration) {
 }
 
 func (s *slowSearchTraces) stop() { s.recorder.Stop() }
+
+// answerFile writes each question's figures and results as a JSON line.
+type answerFile struct {
+	mu  sync.Mutex
+	f   *os.File
+	enc *json.Encoder
+	err error
+}
+
+func writeAnswers(path string) (*answerFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &answerFile{f: f, enc: json.NewEncoder(f)}, nil
+}
+
+// answer is one question's line: the question, its evidence, its figures
+// and what the index ranked, with each result's signals.
+type answer struct {
+	ID       string             `json:"id"`
+	User     string             `json:"user"`
+	Category string             `json:"category,omitempty"`
+	Question string             `json:"question"`
+	Turns    []string           `json:"answer_turns,omitempty"`
+	Sessions []string           `json:"answer_sessions,omitempty"`
+	Figures  map[string]float64 `json:"figures"`
+	Results  []answerResult     `json:"results"`
+}
+
+type answerResult struct {
+	EventID   string                  `json:"event_id"`
+	SessionID string                  `json:"session_id"`
+	Score     float64                 `json:"score"`
+	Signals   map[string]index.Signal `json:"signals,omitempty"`
+	Content   string                  `json:"content"`
+}
+
+func (w *answerFile) answered(q eval.Question, results []index.SearchResult, figures map[string]float64) {
+	a := answer{ID: q.ID, User: q.UserID, Category: q.Category, Question: q.Text, Turns: q.Turns, Sessions: q.Sessions, Figures: figures}
+	for _, r := range results {
+		a.Results = append(a.Results, answerResult{EventID: r.EventID, SessionID: r.SessionID, Score: r.Score, Signals: r.Signals, Content: r.Content})
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.enc.Encode(a); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *answerFile) close() error {
+	err := w.f.Close()
+	if w.err != nil {
+		return w.err
+	}
+	return err
+}

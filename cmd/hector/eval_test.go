@@ -48,6 +48,36 @@ func TestEvalOnAUsersOwnSet(t *testing.T) {
 	if r.Format != "jsonl" || r.Index != "keyword" || r.Questions != 2 || r.Overall.Values["hit@1"] != 1 || len(r.Categories) != 2 || r.SearchMS.P50 <= 0 {
 		t.Errorf("the JSON report: %s", out)
 	}
+	answers := filepath.Join(t.TempDir(), "answers.jsonl")
+	if _, stderr, err := run("eval", "--format", "jsonl", "--data", data, "--config", config, "--answers", answers); err != nil {
+		t.Fatalf("hector eval --answers: %v\n%s", err, stderr)
+	}
+	raw, err := os.ReadFile(answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]struct {
+		Question string
+		Turns    []string           `json:"answer_turns"`
+		Figures  map[string]float64 `json:"figures"`
+		Results  []struct {
+			EventID string `json:"event_id"`
+			Content string
+		}
+	}{}
+	for line := range strings.Lines(string(raw)) {
+		var a struct {
+			ID string
+		}
+		json.Unmarshal([]byte(line), &a)
+		v := byID[a.ID]
+		json.Unmarshal([]byte(line), &v)
+		byID[a.ID] = v
+	}
+	if q1 := byID["q1"]; len(byID) != 2 || q1.Question != "Where am I flying in May?" || len(q1.Turns) != 1 || q1.Figures["hit@1"] != 1 ||
+		len(q1.Results) == 0 || q1.Results[0].EventID != "e1" || !strings.Contains(q1.Results[0].Content, "Lisbon") {
+		t.Errorf("--answers wrote %s", raw)
+	}
 	out, progress, err := run("eval", "--format", "jsonl", "--data", data, "--config", config)
 	if err != nil || !strings.Contains(out, "hit@1") || !strings.Contains(out, "travel") || !strings.Contains(progress, "loading: 100%") {
 		t.Errorf("the text report: %v\n%s\n%s", err, out, progress)

@@ -39,6 +39,10 @@ type Options struct {
 	// Searched, when set, hears how long each question's search took, as
 	// it ends, from the client that asked it (from several at once).
 	Searched func(questionID string, took time.Duration)
+	// Answered, when set, hears each question's results, best first, and
+	// its figures, from the client that asked it (from several at once):
+	// which questions an index misses, and what it ranks above the answer.
+	Answered func(q Question, results []index.SearchResult, figures map[string]float64)
 }
 
 // Progress is how far one stage of a run is.
@@ -164,6 +168,9 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 					hits[j] = Hit{EventID: res.EventID, SessionID: res.SessionID}
 				}
 				scores[i] = score(d.Metrics, q, hits)
+				if o.Answered != nil {
+					o.Answered(q, resp.Results, scores[i])
+				}
 			}
 			return gctx.Err()
 		})
