@@ -53,8 +53,8 @@ func ownedBy(o Owner) func(int) Owner { return func(int) Owner { return o } }
 
 // befores returns, for each of docs, the end of the document made from the
 // event right before its own in its session, or "" when that event makes
-// none or is by the same author. That document is looked for among docs, then in the handle they
-// came from, then in the session service.
+// none or is by the same author. That document is looked for among docs,
+// then in the handle they came from, then in the session service.
 func (x *Index) befores(ctx context.Context, docs []Document, from source) ([]string, error) {
 	type place struct {
 		session string
