@@ -1,13 +1,21 @@
 package index
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 // A user's vectors are read from memory after their first search, and a
 // search after any change to the file sees the change: a vector flushed
 // since is found, and an erased user's vectors leave memory.
 func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	ctx := t.Context()
-	store := openVectorFile(t, 3)
+	// A hybrid index's file: a turn's words can be there before its vector.
+	store := newDiskStore(filepath.Join(t.TempDir(), "index.db"), quiet)
+	if err := store.Open(ctx, Schema{Fingerprint: "test", Dimensions: 3, Terms: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
 	o := Owner{"app", "u"}
 	write := func(session, event string, v []float32) {
 		t.Helper()
@@ -51,9 +59,35 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	if store.db.vectors.get(id) == nil {
 		t.Fatal("another user's flushed turn dropped the user's vectors from memory")
 	}
+	// A vector embedded after its turn's words were flushed is attached
+	// to the turn in the file: another user's leaves the user's vectors
+	// in memory, the user's own is found.
+	lateDoc := func(owner Owner, event string, v []float32) {
+		t.Helper()
+		doc := StoredDoc{Document: Document{SessionID: "late", EventID: event, Text: event}}
+		if err := store.Write(ctx, owner, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.db.flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		nearest() // the user's vectors, read again if the flush dropped them
+		doc.Vector = v
+		if err := store.Write(ctx, owner, []StoredDoc{doc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lateDoc(other, "y", []float32{0, 1, 0})
+	if store.db.vectors.get(id) == nil {
+		t.Fatal("a vector attached to another user's turn dropped the user's vectors from memory")
+	}
+	lateDoc(o, "c", []float32{0.1, 1, 0})
+	if got := nearest(); len(got) != 2 || got[0] != "c" {
+		t.Fatalf("after c's vector was attached, found %v, want [c a]", got)
+	}
 	write("s2", "b", []float32{0, 1, 0})
-	if got := nearest(); len(got) != 2 || got[0] != "b" {
-		t.Fatalf("after b was flushed, found %v, want [b a]", got)
+	if got := nearest(); len(got) != 3 || got[0] != "b" {
+		t.Fatalf("after b was flushed, found %v, want [b c a]", got)
 	}
 	if err := store.DeleteSession(ctx, o, "s2"); err != nil {
 		t.Fatal(err)
@@ -61,8 +95,8 @@ func TestVectorSearchesSeeEveryChangeToTheFile(t *testing.T) {
 	if err := store.db.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := nearest(); len(got) != 1 || got[0] != "a" {
-		t.Fatalf("after b's session was deleted, found %v, want [a]", got)
+	if got := nearest(); len(got) != 2 || got[0] != "c" {
+		t.Fatalf("after b's session was deleted, found %v, want [c a]", got)
 	}
 	if err := store.Prune(ctx, o, func(string, string) bool { return true }); err != nil {
 		t.Fatal(err)

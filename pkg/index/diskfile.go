@@ -297,8 +297,15 @@ func (d *diskDB) close() error {
 	return errors.Join(err, d.read.Close(), d.write.Close())
 }
 
-// update runs fn in a write transaction.
+// update runs fn in a write transaction, after which anyone's vectors
+// may have changed.
 func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
+	return d.commit(ctx, fn, d.vectors.changed)
+}
+
+// commit runs fn in a write transaction, and then dropped, which drops
+// from memory the vectors fn may have changed (ownerVectors).
+func (d *diskDB) commit(ctx context.Context, fn func(tx diskTx) error, dropped func()) error {
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
 	tx, err := d.write.BeginTx(ctx, nil)
@@ -309,7 +316,7 @@ func (d *diskDB) update(ctx context.Context, fn func(tx diskTx) error) error {
 		tx.Rollback()
 		return err
 	}
-	defer d.vectors.changed()
+	defer dropped()
 	if err := tx.Commit(); err != nil {
 		return err
 	}

@@ -184,11 +184,16 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 		return false, nil
 	}
 	attached := false
-	err := d.update(ctx, func(tx diskTx) error {
+	var owner int64
+	// Only the owner's vectors change: under a steady load, every other
+	// user keeps theirs in memory (their searches read them again only
+	// after their own turns are written).
+	err := d.commit(ctx, func(tx diskTx) error {
 		id, found, err := ownerID(ctx, tx, o)
 		if err != nil || !found {
 			return err
 		}
+		owner = id
 		nums := make([]int64, len(docs))
 		for i, dd := range docs {
 			var stored diskDoc
@@ -208,7 +213,7 @@ func (d *diskDB) attachVectors(ctx context.Context, o Owner, docs []diskDoc) (bo
 		}
 		attached = true
 		return nil
-	})
+	}, func() { d.vectors.wrote([]int64{owner}) })
 	return attached, err
 }
 
