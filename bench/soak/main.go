@@ -201,18 +201,23 @@ func (s *soak) summary(pid int, out string) {
 }
 
 // rssMiB is a process's resident memory (VmRSS), 0 when it cannot be read.
-func rssMiB(pid int) float64 {
+func rssMiB(pid int) float64 { return procStatus(pid)["VmRSS"] / 1024 }
+
+// procStatus is a process's /proc status lines measured in kB, by name;
+// empty when it cannot be read.
+func procStatus(pid int) map[string]float64 {
+	kib := map[string]float64{}
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return kib
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.HasSuffix(v, " kB") {
+			kib[k], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 64)
 		}
 	}
-	return 0
+	return kib
 }
 
 // memoryColumns head what memory reports.
@@ -224,16 +229,9 @@ const memoryColumns = "  anon   file |  go-heap go-other |  not-go"
 // in use, and the rest it has mapped and not released) and what it does
 // not: memory the C code (SQLite) allocated.
 func memory(pid int, pprofAddr string) string {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	kib := procStatus(pid)
+	if len(kib) == 0 {
 		return ""
-	}
-	kib := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if ok && strings.HasSuffix(v, " kB") {
-			kib[k], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 64)
-		}
 	}
 	anon, file := kib["RssAnon"]/1024, kib["RssFile"]/1024
 	line := fmt.Sprintf("%6.0f %6.0f", anon, file)

@@ -310,31 +310,20 @@ func writeAnswers(path string) (*answerFile, error) {
 }
 
 // answer is one question's line: the question, its evidence, its figures
-// and what the index ranked, with each result's signals.
+// and what the index ranked, as search answers it (signals included).
 type answer struct {
-	ID       string             `json:"id"`
-	User     string             `json:"user"`
-	Category string             `json:"category,omitempty"`
-	Question string             `json:"question"`
-	Turns    []string           `json:"answer_turns,omitempty"`
-	Sessions []string           `json:"answer_sessions,omitempty"`
-	Figures  map[string]float64 `json:"figures"`
-	Results  []answerResult     `json:"results"`
-}
-
-type answerResult struct {
-	EventID   string                  `json:"event_id"`
-	SessionID string                  `json:"session_id"`
-	Score     float64                 `json:"score"`
-	Signals   map[string]index.Signal `json:"signals,omitempty"`
-	Content   string                  `json:"content"`
+	ID       string               `json:"id"`
+	User     string               `json:"user"`
+	Category string               `json:"category,omitempty"`
+	Question string               `json:"question"`
+	Turns    []string             `json:"answer_turns,omitempty"`
+	Sessions []string             `json:"answer_sessions,omitempty"`
+	Figures  map[string]float64   `json:"figures"`
+	Results  []index.SearchResult `json:"results"`
 }
 
 func (w *answerFile) answered(q eval.Question, results []index.SearchResult, figures map[string]float64) {
-	a := answer{ID: q.ID, User: q.UserID, Category: q.Category, Question: q.Text, Turns: q.Turns, Sessions: q.Sessions, Figures: figures}
-	for _, r := range results {
-		a.Results = append(a.Results, answerResult{EventID: r.EventID, SessionID: r.SessionID, Score: r.Score, Signals: r.Signals, Content: r.Content})
-	}
+	a := answer{ID: q.ID, User: q.UserID, Category: q.Category, Question: q.Text, Turns: q.Turns, Sessions: q.Sessions, Figures: figures, Results: results}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.enc.Encode(a); err != nil && w.err == nil {

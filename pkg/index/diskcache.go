@@ -14,8 +14,8 @@ const ownerVectorsLimit = 16 << 20
 // that a user's next search reads them from memory instead of again row by
 // row from the file, which took most of a vector search's time (1.2 of
 // 1.7 ms for a LoCoMo user's 600 turns). Every commit to the file drops
-// what it may have changed (changed): the owners a flush wrote, everything
-// after any other write. No search sees a vector the file has since
+// what it may have changed: the owners a flush wrote or a late vector was
+// attached to (wrote), everything after any other write (changed). No search sees a vector the file has since
 // dropped or misses one it has since gained, an erased user's vectors
 // leave memory with their rows, and under steady appends a user keeps
 // their vectors until their own turns are flushed.
