@@ -64,6 +64,11 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Length", strconv.FormatInt(info.Size, 10))
 	h.Set("ETag", `"`+info.SHA256+`"`)
 	h.Set("X-Hector-Version", strconv.FormatInt(info.Version, 10))
+	if len(info.Metadata) > 0 { // as it was saved with
+		if meta, err := json.Marshal(info.Metadata); err == nil {
+			h.Set("X-Hector-Metadata", string(meta))
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 	_, err = io.Copy(w, body)
 	if err != nil {
