@@ -1,11 +1,15 @@
 # Sourced by scripts/test: installs, once, into a virtual environment in a
 # cache directory, the Python tools the Python client's tests use: pytest,
-# mypy, and setuptools and wheel to install the client as pip does. It
+# mypy, setuptools and wheel to install the client as pip does, and the
+# agent frameworks the integrations' tests drive. It
 # exports HECTOR_TEST_PYTHON_TOOLS, the environment's bin directory.
 # Without python3 or the package index, those tests are skipped, and this
 # says so.
 
-python_tools="pytest==9.2.0 mypy==2.4.1 setuptools==84.2.1 wheel==0.48.0 schemathesis==4.32.5"
+# The agent frameworks the integrations (the client's extras) are tested
+# with, at the versions pyproject.toml's ranges name.
+python_tools="pytest==9.2.0 mypy==2.4.1 setuptools==84.2.1 wheel==0.48.0 schemathesis==4.32.5
+  google-adk==2.13.0 openai-agents==0.24.0 httpx==0.29.0"
 
 install_python_tools() {
   local dir="${HECTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hector}/python-tools-$(echo "$python_tools" | cksum | cut -d' ' -f1)"

@@ -68,7 +68,7 @@ func TestPythonClient(t *testing.T) {
 	if tools := os.Getenv(ToolsEnv); tools != "" {
 		run = exec.Command(filepath.Join(tools, "pytest"), "-q", "-p", "no:cacheprovider", "tests")
 	}
-	run.Env = append(os.Environ(), "HECTOR_TEST_URL="+url, "HECTOR_TEST_ADMIN_KEY="+admin, "HECTOR_TEST_ALICE_KEY="+alice, "PYTHONDONTWRITEBYTECODE=1")
+	run.Env = append(os.Environ(), "HECTOR_TEST_BIN="+bin, "HECTOR_TEST_URL="+url, "HECTOR_TEST_ADMIN_KEY="+admin, "HECTOR_TEST_ALICE_KEY="+alice, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := run.CombinedOutput()
 	t.Logf("%s:\n%s", run.Args[0], out)
 	if err != nil {
