@@ -110,10 +110,12 @@ func TestPythonClientInstalls(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("pip install: %v\n%s", err, out)
 	}
-	check := exec.Command(filepath.Join(tools, "python"), "-c", "import hector; c = hector.Client('http://127.0.0.1:1'); print(c.search_memory.__name__)")
+	check := exec.Command(filepath.Join(tools, "python"), "-c", "import hector, importlib.metadata as m; c = hector.Client('http://127.0.0.1:1'); "+
+		"print(c.search_memory.__name__, *sorted(m.metadata('hector-client').get_all('Provides-Extra')))")
 	check.Env = append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
 	check.Dir = t.TempDir() // not the source: the installed copy
-	if out, err := check.CombinedOutput(); err != nil || string(out) != "search_memory\n" {
+	// The extras name the frameworks; the plain client needs none of them.
+	if out, err := check.CombinedOutput(); err != nil || string(out) != "search_memory adk openai-agents\n" {
 		t.Fatalf("the installed client: %v\n%s", err, out)
 	}
 }
