@@ -9,7 +9,8 @@
 # The agent frameworks the integrations (the client's extras) are tested
 # with, at the versions pyproject.toml's ranges name.
 python_tools="pytest==9.2.0 mypy==2.4.1 setuptools==84.2.1 wheel==0.48.0 schemathesis==4.32.5
-  google-adk==2.13.0 openai-agents==0.24.0 httpx==0.29.0"
+  google-adk==2.13.0 openai-agents==0.24.0 langgraph==1.2.24 langgraph-checkpoint==4.3.2
+  langgraph-checkpoint-conformance==0.0.2 httpx==0.29.0"
 
 install_python_tools() {
   local dir="${HECTOR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hector}/python-tools-$(echo "$python_tools" | cksum | cut -d' ' -f1)"

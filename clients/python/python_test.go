@@ -30,6 +30,7 @@ func TestPythonClient(t *testing.T) {
 	config := filepath.Join(dir, "hector.yaml")
 	os.WriteFile(config, []byte(fmt.Sprintf(`server:
   index: {type: keyword}
+  limits: {requests_per_second: 100000, burst: 100000}
   auth:
     api_keys:
       - {name: admin, key: %s, role: admin}
@@ -115,7 +116,7 @@ func TestPythonClientInstalls(t *testing.T) {
 	check.Env = append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
 	check.Dir = t.TempDir() // not the source: the installed copy
 	// The extras name the frameworks; the plain client needs none of them.
-	if out, err := check.CombinedOutput(); err != nil || string(out) != "search_memory adk openai-agents\n" {
+	if out, err := check.CombinedOutput(); err != nil || string(out) != "search_memory adk langgraph openai-agents\n" {
 		t.Fatalf("the installed client: %v\n%s", err, out)
 	}
 }

@@ -20,6 +20,21 @@ def _q(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
+# A request refused for now (429 rate limited, 503 unavailable) is sent
+# again after the Retry-After the server gave, this many times at most.
+_RETRIES = 3
+
+
+def _retry_after(resp: httpx.Response) -> Optional[float]:
+    """How long the server asked to wait before sending again; None when it did not."""
+    if resp.status_code not in (429, 503):
+        return None
+    try:
+        return min(float(resp.headers.get("Retry-After", "")), 30.0)
+    except ValueError:
+        return None
+
+
 class AsyncHector:
     """One connection pool to one server; safe to share between tasks."""
 
@@ -58,7 +73,12 @@ class AsyncHector:
         h.update(headers or {})
         if body is not None:
             content, h["Content-Type"] = json.dumps(body).encode(), "application/json"
-        resp = await self._http().request(method, self._base + path, params=params, content=content, headers=h)
+        for attempt in range(_RETRIES + 1):
+            resp = await self._http().request(method, self._base + path, params=params, content=content, headers=h)
+            wait = _retry_after(resp)
+            if wait is None or attempt == _RETRIES:
+                break
+            await asyncio.sleep(wait)  # the server said when to come back
         if resp.status_code >= 300:
             try:
                 err = resp.json()["error"]
