@@ -3,7 +3,8 @@ HTTP) against the framework's own store on a local SQLite file.
 
     python bench/calls.py http://127.0.0.1:8080 [rounds]
 
-needs the extras and aiosqlite (ADK's DatabaseSessionService on SQLite).
+needs the extras, google-adk[db] (ADK's DatabaseSessionService on SQLite) and
+langgraph-checkpoint-sqlite.
 Each round is one append (or add) and one read of the whole session, as
 an agent's turn makes; it prints the median and p90 per round, and the ratio.
 """
@@ -66,10 +67,38 @@ async def agents(url, rounds, tmp):
     report(f"Agents SDK: add_items + get_items ({rounds} rounds; theirs: SQLiteSession on a file)", ours, theirs)
 
 
+async def langgraph(url, rounds, tmp):
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from hector.langgraph import HectorSaver
+
+    async def run(saver):
+        config = {"configurable": {"thread_id": "t-" + uuid.uuid4().hex[:6], "checkpoint_ns": ""}}
+        messages, times = [], []
+        for i in range(rounds):
+            messages.append(HumanMessage(content=f"turn {i}: I walked the dog by the river", id=f"m{i}"))
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": list(messages)}
+            cp["channel_versions"] = {"messages": i + 1}
+            start = time.perf_counter()
+            config = await saver.aput(config, cp, {"source": "loop", "step": i}, {"messages": i + 1})
+            await saver.aget_tuple({"configurable": {"thread_id": config["configurable"]["thread_id"], "checkpoint_ns": ""}})
+            times.append(time.perf_counter() - start)
+        return times
+
+    async with AsyncSqliteSaver.from_conn_string(f"{tmp}/lg.db") as sqlite_saver:
+        theirs = await run(sqlite_saver)
+    ours = await run(HectorSaver(url, user_id="bench"))
+    report(f"LangGraph: put + get_tuple ({rounds} rounds, the messages channel growing; theirs: AsyncSqliteSaver)", ours, theirs)
+
+
 async def main(url, rounds):
     with tempfile.TemporaryDirectory() as tmp:
         await adk(url, rounds, tmp)
         await agents(url, rounds, tmp)
+        await langgraph(url, rounds, tmp)
 
 
 if __name__ == "__main__":

@@ -160,6 +160,11 @@ class AsyncHector:
             body["limit"] = limit
         return cast(list[JSON], (await self._json("POST", self._user(app, user) + "/memory:search", body=body))["results"])
 
+    async def search_in(self, app: str, user: str, query: str, session_id: str, limit: int) -> list[JSON]:
+        """A search of one session of the user's."""
+        body = {"query": query, "full_content": True, "session_id": session_id, "limit": limit}
+        return cast(list[JSON], (await self._json("POST", self._user(app, user) + "/memory:search", body=body))["results"])
+
     def _artifact(self, app: str, user: str, session_id: str, name: str) -> str:
         return self._user(app, user) + f"/sessions/{_q(session_id)}/artifacts/{_q(name)}"
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any, Optional, TypeVar
 
 import httpx
@@ -40,11 +41,24 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from . import HectorError
 from ._aio import AsyncHector
 
-__all__ = ["HectorSaver"]
+__all__ = ["HectorSaver", "HectorStore"]
 
 T = TypeVar("T")
 
@@ -65,7 +79,9 @@ class _Thread:
     """A thread as its session's events say: checkpoints by namespace and ID,
     channel values by (namespace, channel, version), pending writes."""
 
-    def __init__(self, events: list[dict[str, Any]]):
+    def __init__(self, events: list[dict[str, Any]], whole: bool = True):
+        self.whole = whole  # whether these are all the thread's events, or only its newest
+        self.versions: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, checkpoint) -> channel versions
         self.checkpoints: dict[str, dict[str, tuple[list[str], list[str], Optional[str]]]] = {}
         self.blobs: dict[tuple[str, str, Any], list[str]] = {}
         self.writes: dict[tuple[str, str], dict[tuple[str, int], tuple[str, str, list[str], str]]] = {}
@@ -75,6 +91,7 @@ class _Thread:
             if "checkpoint" in held:
                 ns = held["ns"]
                 self.checkpoints.setdefault(ns, {})[held["id"]] = (held["checkpoint"], held["metadata"], held.get("parent"))
+                self.versions[(ns, held["id"])] = held.get("versions") or {}
                 for channel, (version, *typed) in held["blobs"].items():
                     self.blobs[(ns, channel, version)] = typed
             elif "writes" in held:
@@ -86,6 +103,19 @@ class _Thread:
                     stored[key] = (held["task_id"], channel, typed, held.get("task_path", ""))
             elif "message" in held:
                 self.said.add(held["message"])
+
+    def holds(self, ns: str, checkpoint_id: Optional[str]) -> bool:
+        """Whether these events hold the checkpoint (None: the namespace's
+        latest) with every channel value it needs."""
+        checkpoints = self.checkpoints.get(ns)
+        if not checkpoints:
+            return False
+        if checkpoint_id is None:
+            checkpoint_id = max(checkpoints)
+        elif checkpoint_id not in checkpoints:
+            return False
+        return all((ns, channel, version) in self.blobs
+                   for channel, version in self.versions[(ns, checkpoint_id)].items())
 
 
 class HectorSaver(BaseCheckpointSaver[int]):
@@ -110,6 +140,22 @@ class HectorSaver(BaseCheckpointSaver[int]):
     async def _thread(self, thread_id: str) -> Optional[_Thread]:
         got = await self._hector.get_session(self.app, self.user_id, thread_id)
         return None if got is None else _Thread(got.get("events") or [])
+
+    async def _newest(self, thread_id: str, ns: str, checkpoint_id: Optional[str]) -> Optional[_Thread]:
+        """The thread's newest events, as many as hold the checkpoint asked
+        for (None: the namespace's latest) and its channel values: a turn
+        reads what it needs, not every checkpoint the thread ever took."""
+        recent = 4  # a step's checkpoint and its writes
+        while True:
+            got = await self._hector.get_session(self.app, self.user_id, thread_id, recent=recent)
+            if got is None:
+                return None
+            events = got.get("events") or []
+            whole = len(events) < recent or not events or events[0].get("seq") == 1
+            thread = _Thread(events, whole)
+            if whole or thread.holds(ns, checkpoint_id):
+                return thread
+            recent *= 4
 
     async def _append(self, thread_id: str, event: dict[str, Any]) -> None:
         try:
@@ -147,10 +193,10 @@ class HectorSaver(BaseCheckpointSaver[int]):
     async def aget_tuple(self, config: RunnableConfig) -> Optional[CheckpointTuple]:
         thread_id = config["configurable"]["thread_id"]
         ns = config["configurable"].get("checkpoint_ns", "")
-        thread = await self._thread(thread_id)
+        checkpoint_id = get_checkpoint_id(config)
+        thread = await self._newest(thread_id, ns, checkpoint_id)
         if thread is None or not thread.checkpoints.get(ns):
             return None
-        checkpoint_id = get_checkpoint_id(config)
         if checkpoint_id is None:
             checkpoint_id = max(thread.checkpoints[ns])
         elif checkpoint_id not in thread.checkpoints[ns]:
@@ -196,7 +242,7 @@ class HectorSaver(BaseCheckpointSaver[int]):
                  for k, v in new_versions.items()}
         await self._append(thread_id, {"author": _AUTHOR, "metadata": {_KEY: {
             "ns": ns, "id": checkpoint["id"], "parent": config["configurable"].get("checkpoint_id"),
-            "checkpoint": _pack(self.serde.dumps_typed(c)),
+            "checkpoint": _pack(self.serde.dumps_typed(c)), "versions": c["channel_versions"],
             "metadata": _pack(self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))),
             "blobs": blobs}}})
         if "messages" in new_versions and isinstance(values.get("messages"), list):
@@ -271,6 +317,179 @@ class HectorSaver(BaseCheckpointSaver[int]):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         _run(self.acopy_thread(source_thread_id, target_thread_id))
+
+
+class HectorStore(BaseStore):
+    """LangGraph's long-term memory store on a `hector serve`, for one user of
+    one app: ``store.search(("memories",), query="what does she eat?")`` goes
+    through Hector's index (hybrid by default: meaning and words), not a scan.
+
+    Every put is an event of one session of the user's, ``langgraph-store``
+    (a delete one that says so), so an item's history is kept and the
+    latest version is what reads see. An item is searchable through the
+    fields ``index`` names (all its text by default; ``index=False`` keeps it
+    out of search). A search with a query answers what Hector's index finds,
+    best first, its score Hector's; without a query, the items in the order
+    they were first put. TTLs are not supported."""
+
+    supports_ttl = False
+    _SESSION = "langgraph-store"
+    _AUTHOR = "langgraph-store"
+
+    def __init__(self, base_url: str, *, app: str = "langgraph", user_id: str = "langgraph",
+                 api_key: Optional[str] = None, fields: Optional[list[str]] = None,
+                 timeout: float = 30.0, client: Optional[httpx.AsyncClient] = None):
+        if not app or not user_id:
+            raise ValueError("app and user_id are needed: a store is one user's memory in one app")
+        self.app, self.user_id = app, user_id
+        self.fields = fields or ["$"]
+        self._hector = AsyncHector(base_url, api_key, timeout, client)
+
+    async def _items(self) -> dict[tuple[tuple[str, ...], str], tuple[str, Item]]:
+        """The live items, in the order first put, each with its latest event's ID."""
+        got = await self._hector.get_session(self.app, self.user_id, self._SESSION)
+        items: dict[tuple[tuple[str, ...], str], tuple[str, Item]] = {}
+        for e in (got or {}).get("events") or []:
+            held = (e.get("metadata") or {}).get("langgraph_store") or {}
+            if "key" not in held:
+                continue
+            ns, key = tuple(held["namespace"]), held["key"]
+            if held.get("value") is None:
+                items.pop((ns, key), None)
+                continue
+            at = datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00"))
+            created = items[(ns, key)][1].created_at if (ns, key) in items else at
+            items[(ns, key)] = (e["id"], Item(value=held["value"], key=key, namespace=ns, created_at=created, updated_at=at))
+        return items
+
+    def _text(self, op: PutOp) -> str:
+        """What of a value search reads: the fields the put names, else the store's."""
+        if op.index is False or op.value is None:
+            return ""
+        texts: list[str] = []
+        for path in op.index or self.fields:
+            # The whole value is read as its words, not as JSON: what the index's words and encoder read best.
+            texts.extend(_strings(op.value) if path == "$" else get_text_at_path(op.value, tokenize_path(path)))
+        return "\n".join(t for t in texts if t)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        items = await self._items() if any(not isinstance(op, PutOp) for op in ops) else {}
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:  # reads see the store as it was before the batch's puts, as LangGraph's stores do
+            if isinstance(op, GetOp):
+                found = items.get((op.namespace, op.key))
+                results.append(found[1] if found else None)
+            elif isinstance(op, SearchOp):
+                results.append(await self._search(op, items))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(_namespaces(op, [ns for ns, _ in items]))
+            elif isinstance(op, PutOp):
+                puts[(op.namespace, op.key)] = op
+                results.append(None)
+            else:
+                raise ValueError(f"unknown store operation {type(op).__name__}")
+        for op in puts.values():
+            event: dict[str, Any] = {"author": self._AUTHOR, "metadata": {"langgraph_store": {
+                "namespace": list(op.namespace), "key": op.key, "value": None if op.value is None else dict(op.value)}}}
+            if text := self._text(op):
+                event["message"] = {"role": "assistant", "parts": [{"type": "text", "text": text}]}
+            await self._append(event)
+        return results
+
+    async def _append(self, event: dict[str, Any]) -> None:
+        try:
+            await self._hector.append_event(self.app, self.user_id, self._SESSION, event)
+        except HectorError as e:
+            if e.status != 404:
+                raise
+            try:
+                await self._hector.create_session(self.app, self.user_id, self._SESSION)
+            except HectorError as created:
+                if created.status != 409:
+                    raise
+            await self._hector.append_event(self.app, self.user_id, self._SESSION, event)
+
+    async def _search(self, op: SearchOp, items: dict[tuple[tuple[str, ...], str], tuple[str, Item]]) -> list[SearchItem]:
+        n = len(op.namespace_prefix)
+
+        def wanted(item: Item) -> bool:
+            return item.namespace[:n] == op.namespace_prefix and all(
+                _matches(item.value.get(k), v) for k, v in (op.filter or {}).items())
+
+        if not op.query:
+            kept = [item for _, item in items.values() if wanted(item)]
+            return [_found(item, None) for item in kept[op.offset:op.offset + op.limit]]
+        current = {event_id: item for event_id, item in items.values()}
+        hits = await self._hector.search_in(self.app, self.user_id, op.query, self._SESSION,
+                                            min(1000, 4 * (op.offset + op.limit) + 20))
+        ranked: list[SearchItem] = []
+        seen: set[str] = set()
+        for hit in hits:  # an older version's or a deleted item's words are not the item's
+            item = current.get(hit["event_id"])
+            if item is None or hit["event_id"] in seen or not wanted(item):
+                continue
+            seen.add(hit["event_id"])
+            ranked.append(_found(item, hit.get("score")))
+        return ranked[op.offset:op.offset + op.limit]
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return _run(self.abatch(ops))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a value, in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
+def _found(item: Item, score: Optional[float]) -> SearchItem:
+    return SearchItem(namespace=item.namespace, key=item.key, value=item.value, created_at=item.created_at,
+                      updated_at=item.updated_at, score=score)
+
+
+def _namespaces(op: ListNamespacesOp, namespaces: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    def match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
+        path = tuple(cond.path)
+        if len(ns) < len(path):
+            return False
+        pairs = zip(ns, path) if cond.match_type == "prefix" else zip(reversed(ns), reversed(path))
+        return all(p == "*" or k == p for k, p in pairs)
+
+    kept = {ns for ns in namespaces if all(match(c, ns) for c in op.match_conditions or ())}
+    if op.max_depth is not None:
+        kept = {ns[:op.max_depth] for ns in kept}
+    return sorted(kept)[op.offset:op.offset + op.limit]
+
+
+def _matches(value: Any, want: Any) -> bool:
+    """A filter's test of one value, as LangGraph's stores make it: equality,
+    nested objects, and the operators $eq, $ne, $gt, $gte, $lt, $lte."""
+    if isinstance(want, dict):
+        if any(k.startswith("$") for k in want):
+            return all(_operator(value, k, v) for k, v in want.items())
+        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in want.items())
+    if isinstance(want, (list, tuple)):
+        return isinstance(value, (list, tuple)) and len(value) == len(want) and all(
+            _matches(a, b) for a, b in zip(value, want))
+    return bool(value == want)
+
+
+def _operator(value: Any, op: str, want: Any) -> bool:
+    if op == "$eq":
+        return bool(value == want)
+    if op == "$ne":
+        return bool(value != want)
+    compare = {"$gt": float.__gt__, "$gte": float.__ge__, "$lt": float.__lt__, "$lte": float.__le__}.get(op)
+    if compare is None:
+        raise ValueError(f"unsupported filter operator {op}: use $eq, $ne, $gt, $gte, $lt or $lte")
+    return bool(compare(float(value), float(want)))
 
 
 def _text(content: Any) -> str:

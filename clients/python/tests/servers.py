@@ -14,15 +14,15 @@ BIN = os.environ.get("HECTOR_TEST_BIN")
 
 
 class HectorServer:
-    """`hector serve` on a data directory, keyword index, no auth, on a free
-    loopback port, until the with block ends."""
+    """`hector serve` on a data directory, no auth, on a free loopback port,
+    until the with block ends; a keyword index unless config says otherwise."""
 
     @staticmethod
     def available() -> bool:
         return bool(BIN)
 
-    def __init__(self, data_dir: str):
-        self.data_dir = data_dir
+    def __init__(self, data_dir: str, config: str = "server:\n  index: {type: keyword}\n"):
+        self.data_dir, self.config = data_dir, config
 
     def __enter__(self) -> str:
         with socket.socket() as s:
@@ -30,7 +30,7 @@ class HectorServer:
             port = s.getsockname()[1]
         config = os.path.join(self.data_dir, "hector.yaml")
         with open(config, "w") as f:
-            f.write("server:\n  index: {type: keyword}\n")
+            f.write(self.config)
         self.log = open(os.path.join(self.data_dir, "serve.log"), "ab")
         self.proc = subprocess.Popen([BIN, "serve", "--config", config, "--address", f"127.0.0.1:{port}",
                                       "--data-dir", os.path.join(self.data_dir, "data")],
@@ -52,3 +52,19 @@ class HectorServer:
         self.proc.terminate()
         self.proc.wait(timeout=60)
         self.log.close()
+
+
+def wait_for_vectors(url: str, api_key: str = "") -> None:
+    """Waits until the index has embedded every event (the default embeds in
+    the background, behind the words): GET /v1/index says vector_lag 0."""
+    import json
+
+    request = urllib.request.Request(url + "/v1/index", headers={"Authorization": f"Bearer {api_key}"} if api_key else {})
+    deadline = time.monotonic() + 120
+    while True:
+        with urllib.request.urlopen(request) as r:
+            if json.load(r).get("vector_lag", 0) == 0:
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError("the index's vectors did not catch up in 2 minutes")
+        time.sleep(0.05)

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 import uuid
 
-from tests.servers import URL, ADMIN_KEY, ALICE_KEY, HectorServer
+from tests.servers import URL, ADMIN_KEY, ALICE_KEY, HectorServer, wait_for_vectors
 
 try:
     from langgraph.checkpoint.conformance import checkpointer_test, validate
@@ -93,3 +93,80 @@ class LangGraphAcrossARestart(unittest.TestCase):
                 got = [m.content for m in graph.get_state(thread).values["messages"]]
         self.assertEqual(got, ["Remember the blue door", "You said: Remember the blue door",
                                "What colour was the door?", "You said: What colour was the door?"])
+
+
+async def store_script(store) -> list:
+    """A run of store calls; what each answered, written down (times aside)."""
+    log: list = []
+
+    def shown(items):
+        if items is None:
+            return None
+        if not isinstance(items, list):
+            return (items.namespace, items.key, items.value)
+        return [(i.namespace, i.key, i.value) for i in items]
+
+    await store.aput(("users", "ana", "food"), "likes", {"text": "Loves grilled sardines", "n": 3})
+    await store.aput(("users", "ana", "food"), "dislikes", {"text": "Cannot stand coriander", "n": 1})
+    await store.aput(("users", "ana", "trips"), "next", {"text": "Lisbon in May", "n": 7, "tags": {"season": "spring"}})
+    await store.aput(("users", "ben", "food"), "likes", {"text": "Eats only pasta", "n": 2})
+    log.append(("get", shown(await store.aget(("users", "ana", "food"), "likes"))))
+    log.append(("get missing", shown(await store.aget(("users", "ana", "food"), "nope"))))
+    await store.aput(("users", "ana", "food"), "likes", {"text": "Loves grilled sardines and figs", "n": 4})
+    log.append(("get updated", shown(await store.aget(("users", "ana", "food"), "likes"))))
+    log.append(("search ana", shown(await store.asearch(("users", "ana")))))
+    log.append(("search all", shown(await store.asearch(("users",), limit=3))))
+    log.append(("search offset", shown(await store.asearch(("users",), limit=2, offset=2))))
+    log.append(("search filter", shown(await store.asearch(("users",), filter={"n": {"$gte": 3}}))))
+    log.append(("search nested", shown(await store.asearch(("users",), filter={"tags": {"season": "spring"}}))))
+    log.append(("namespaces", await store.alist_namespaces()))
+    log.append(("namespaces prefix", await store.alist_namespaces(prefix=("users", "ana"))))
+    log.append(("namespaces suffix", await store.alist_namespaces(suffix=("food",))))
+    log.append(("namespaces depth", await store.alist_namespaces(max_depth=2)))
+    await store.adelete(("users", "ana", "food"), "dislikes")
+    log.append(("after delete", shown(await store.asearch(("users", "ana")))))
+    log.append(("get deleted", shown(await store.aget(("users", "ana", "food"), "dislikes"))))
+    await store.aput(("users", "ana", "food"), "dislikes", {"text": "Now likes coriander", "n": 5})
+    log.append(("put again", shown(await store.asearch(("users", "ana", "food")))))
+    return log
+
+
+@unittest.skipUnless(URL, "HECTOR_TEST_URL is not set: go test ./clients/python starts a server and sets it")
+@unittest.skipIf(LANGGRAPH, f"the langgraph extra is not installed ({LANGGRAPH})")
+class LangGraphStore(unittest.TestCase):
+    def test_answers_as_langgraphs_in_memory_store(self):
+        from langgraph.store.memory import InMemoryStore
+        from hector.langgraph import HectorStore
+
+        want = asyncio.run(store_script(InMemoryStore()))
+        got = asyncio.run(store_script(HectorStore(URL, app="lg-" + uuid.uuid4().hex[:8], user_id="ana", api_key=ADMIN_KEY)))
+        for w, g in zip(want, got):
+            self.assertEqual(w, g)
+        self.assertEqual(len(want), len(got))
+        print(f"langgraph store: {len(want)} calls answered alike")
+
+
+@unittest.skipUnless(HectorServer.available(), "HECTOR_TEST_BIN is not set: go test ./clients/python builds hector and sets it")
+@unittest.skipIf(LANGGRAPH, f"the langgraph extra is not installed ({LANGGRAPH})")
+class LangGraphStoreSearchesByMeaning(unittest.TestCase):
+    def test_a_query_finds_the_item_that_means_it(self):
+        from hector.langgraph import HectorStore
+
+        async def run(url):
+            store = HectorStore(url, user_id="ana")
+            await store.aput(("memories",), "diet", {"text": "She is vegetarian and never eats meat"})
+            await store.aput(("memories",), "pet", {"text": "Her cat Mittens sleeps on the sofa"})
+            await store.aput(("memories",), "car", {"text": "The car needs new tyres before winter"})
+            await store.aput(("memories",), "secret", {"text": "Her cat is called Mittens"}, index=False)
+            await store.aput(("memories",), "diet", {"text": "She eats fish now, no red meat"})  # the old words must not find it
+            wait_for_vectors(url)
+            first = await store.asearch(("memories",), query="which pet lives with her?", limit=1)
+            food = await store.asearch(("memories",), query="vegetarian", limit=5)
+            return [(i.key, i.value["text"]) for i in first], [i.key for i in food], first[0].score
+        with tempfile.TemporaryDirectory() as data:
+            with HectorServer(data, config="server: {}\n") as url:  # the default: hybrid, the encoder in the binary
+                first, food, score = asyncio.run(run(url))
+        self.assertEqual(first, [("pet", "Her cat Mittens sleeps on the sofa")])
+        self.assertNotIn("secret", food)
+        self.assertTrue(score is not None and score > 0)
+        self.assertLessEqual(food.count("diet"), 1)  # at most once, as its latest version
