@@ -50,26 +50,24 @@ def _seconds(rfc3339: str) -> float:
     return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
 
-def _message(event: Event) -> Optional[dict[str, Any]]:
-    """What the event says in Hector's words: text (not thoughts), tool calls and results."""
-    c = event.content
-    if c is None or not c.parts:
+def _message(author: str, content: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """What an event says in Hector's words: text (not thoughts), tool calls
+    and results; from the event as JSON, as ADK writes it."""
+    if not content or not content.get("parts"):
         return None
     parts: list[dict[str, Any]] = []
-    for p in c.parts:
-        if p.text and not p.thought:
-            parts.append({"type": "text", "text": p.text})
-        elif p.function_call and p.function_call.id and p.function_call.name:
-            parts.append({"type": "tool_call", "tool_call": {"id": p.function_call.id, "name": p.function_call.name,
-                                                             "arguments": p.function_call.args or {}}})
-        elif p.function_response and p.function_response.id:
-            parts.append({"type": "tool_result", "tool_result": {"call_id": p.function_response.id,
-                                                                 "name": p.function_response.name,
-                                                                 "content": p.function_response.response}})
+    for p in content["parts"]:
+        call, result = p.get("functionCall") or {}, p.get("functionResponse") or {}
+        if p.get("text") and not p.get("thought"):
+            parts.append({"type": "text", "text": p["text"]})
+        elif call.get("id") and call.get("name"):
+            parts.append({"type": "tool_call", "tool_call": {"id": call["id"], "name": call["name"], "arguments": call.get("args") or {}}})
+        elif result.get("id"):
+            parts.append({"type": "tool_result", "tool_result": {"call_id": result["id"], "name": result.get("name"),
+                                                                 "content": result.get("response")}})
     if not parts:
         return None
-    role = c.role or ("user" if event.author == "user" else "model")
-    return {"role": role, "parts": parts}
+    return {"role": content.get("role") or ("user" if author == "user" else "model"), "parts": parts}
 
 
 def to_hector(event: Event) -> dict[str, Any]:
@@ -91,7 +89,7 @@ def to_hector(event: Event) -> dict[str, Any]:
         out["invocation_id"] = event.invocation_id
     if event.branch:
         out["branch"] = event.branch
-    if (message := _message(event)) is not None:
+    if (message := _message(event.author, rest.get("content"))) is not None:
         out["message"] = message
     return out
 
