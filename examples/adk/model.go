@@ -30,7 +30,7 @@ func reply(contents []*genai.Content) *genai.Content {
 	last := contents[len(contents)-1]
 	for _, p := range last.Parts {
 		if r := p.FunctionResponse; r != nil && r.Name == "load_memory" {
-			if best := firstMemory(r.Response); best != "" {
+			if best := firstMemory(r.Response, question(contents)); best != "" {
 				return genai.NewContentFromText(fmt.Sprintf("You told me: %q", best), genai.RoleModel)
 			}
 			return genai.NewContentFromText("I don't remember you telling me.", genai.RoleModel)
@@ -44,12 +44,23 @@ func reply(contents []*genai.Content) *genai.Content {
 }
 
 // firstMemory is the text of the best memory a user said, from
-// load_memory's answer.
-func firstMemory(resp map[string]any) string {
+// load_memory's answer, other than the question being answered (which
+// memory holds too, since it was said in this session).
+func firstMemory(resp map[string]any, asked string) string {
 	entries, _ := resp["memories"].([]memory.Entry)
 	for _, e := range entries {
-		if e.Author == "user" && e.Content != nil && len(e.Content.Parts) > 0 {
+		if e.Author == "user" && e.Content != nil && len(e.Content.Parts) > 0 && e.Content.Parts[0].Text != asked {
 			return e.Content.Parts[0].Text
+		}
+	}
+	return ""
+}
+
+// question is what the user asked before the model called load_memory.
+func question(contents []*genai.Content) string {
+	for i := len(contents) - 1; i >= 0; i-- {
+		if c := contents[i]; c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0].Text != "" {
+			return c.Parts[0].Text
 		}
 	}
 	return ""
