@@ -151,6 +151,20 @@ class AsyncHector:
             body["expected_seq"] = expected_seq
         return cast(JSON, await self._json("POST", self._user(app, user) + f"/sessions/{_q(session_id)}/events", body=body))
 
+    async def append_creating(self, app: str, user: str, session_id: str, event: Mapping[str, Any]) -> JSON:
+        """Appends event, creating the session first if it does not exist yet."""
+        try:
+            return await self.append_event(app, user, session_id, event)
+        except HectorError as e:
+            if e.status != 404:
+                raise
+        try:
+            await self.create_session(app, user, session_id)
+        except HectorError as e:
+            if e.status != 409:  # another writer made it meanwhile
+                raise
+        return await self.append_event(app, user, session_id, event)
+
     async def user_state(self, app: str, user: str) -> JSON:
         return cast(JSON, (await self._json("GET", self._user(app, user) + "/state"))["state"])
 

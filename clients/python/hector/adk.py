@@ -18,7 +18,7 @@ here and in ADK for Go.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Optional, Union
 
 import httpx

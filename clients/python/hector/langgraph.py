@@ -158,17 +158,7 @@ class HectorSaver(BaseCheckpointSaver[int]):
             recent *= 4
 
     async def _append(self, thread_id: str, event: dict[str, Any]) -> None:
-        try:
-            await self._hector.append_event(self.app, self.user_id, thread_id, event)
-        except HectorError as e:
-            if e.status != 404:
-                raise
-            try:
-                await self._hector.create_session(self.app, self.user_id, thread_id)
-            except HectorError as created:
-                if created.status != 409:  # another writer made it meanwhile
-                    raise
-            await self._hector.append_event(self.app, self.user_id, thread_id, event)
+        await self._hector.append_creating(self.app, self.user_id, thread_id, event)
 
     def _tuple(self, thread: _Thread, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple:
         packed, metadata, parent = thread.checkpoints[ns][checkpoint_id]
@@ -399,17 +389,7 @@ class HectorStore(BaseStore):
         return results
 
     async def _append(self, event: dict[str, Any]) -> None:
-        try:
-            await self._hector.append_event(self.app, self.user_id, self._SESSION, event)
-        except HectorError as e:
-            if e.status != 404:
-                raise
-            try:
-                await self._hector.create_session(self.app, self.user_id, self._SESSION)
-            except HectorError as created:
-                if created.status != 409:
-                    raise
-            await self._hector.append_event(self.app, self.user_id, self._SESSION, event)
+        await self._hector.append_creating(self.app, self.user_id, self._SESSION, event)
 
     async def _search(self, op: SearchOp, items: dict[tuple[tuple[str, ...], str], tuple[str, Item]]) -> list[SearchItem]:
         n = len(op.namespace_prefix)

@@ -18,7 +18,7 @@ deletes the session.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 import httpx
 from agents.items import TResponseInputItem
@@ -122,20 +122,7 @@ class HectorSession(SessionABC):
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         for item in items:
-            await self._append(_event(item))
-
-    async def _append(self, event: dict[str, Any], expected_seq: Optional[int] = None) -> None:
-        try:
-            await self._hector.append_event(self.app, self.user_id, self.session_id, event, expected_seq)
-        except HectorError as e:
-            if e.status != 404 or expected_seq is not None:
-                raise
-            try:
-                await self._hector.create_session(self.app, self.user_id, self.session_id)
-            except HectorError as created:
-                if created.status != 409:  # another writer made it meanwhile
-                    raise
-            await self._hector.append_event(self.app, self.user_id, self.session_id, event)
+            await self._hector.append_creating(self.app, self.user_id, self.session_id, _event(item))
 
     async def pop_item(self) -> Optional[TResponseInputItem]:
         while True:
@@ -144,7 +131,8 @@ class HectorSession(SessionABC):
                 return None
             event_id, item = items[-1]
             try:
-                await self._append({"author": _AUTHOR, "metadata": {_KEY: {"pop": event_id}}}, expected_seq=last_seq)
+                await self._hector.append_event(self.app, self.user_id, self.session_id,
+                                                {"author": _AUTHOR, "metadata": {_KEY: {"pop": event_id}}}, expected_seq=last_seq)
             except HectorError as e:
                 if e.status == 409:  # another writer moved the session: look again
                     continue

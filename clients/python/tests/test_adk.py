@@ -11,7 +11,6 @@ from tests.servers import URL, ADMIN_KEY, ALICE_KEY, HectorServer
 
 try:
     from google.adk.artifacts.in_memory_artifact_service import InMemoryArtifactService
-    from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.events.event import Event
     from google.adk.events.event_actions import EventActions
     from google.adk.memory.in_memory_memory_service import InMemoryMemoryService
