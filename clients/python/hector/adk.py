@@ -162,7 +162,8 @@ class HectorSessionService(BaseSessionService):
         if after is not None:
             # Hector keeps events later than `after`; ADK those at or after it.
             after_arg = _rfc3339(after - 1e-6)
-        got = await self._hector.get_session(app_name, user_id, session_id, after=after_arg)
+        recent = config.num_recent_events if config and config.num_recent_events else None
+        got = await self._hector.get_session(app_name, user_id, session_id, recent=recent, after=after_arg)
         if got is None:
             return None
         session = _session(got)
