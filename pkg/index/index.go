@@ -359,6 +359,9 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 		floor = x.fusion.SimilarityFloor
 	}
 	creditReplies(resp.Results, floor)
+	if x.kind == KindHybrid {
+		userFirst(resp.Results)
+	}
 	if req.RecencyHalfLife > 0 {
 		preferRecent(resp.Results, req.RecencyHalfLife)
 	}
