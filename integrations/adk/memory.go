@@ -61,7 +61,7 @@ func (m memoryService) AddSessionToMemory(ctx context.Context, s adksession.Sess
 			continue
 		}
 		c := *ev
-		c.Actions = adksession.EventActions{}
+		c.Actions.StateDelta, c.Actions.ArtifactDelta = nil, nil
 		if c.ID == "" {
 			c.ID = contentID(ev)
 		}

@@ -115,7 +115,10 @@ func (r remote) json(ctx context.Context, method, path string, query url.Values,
 func (r remote) createSession(ctx context.Context, app, user, id string, st map[string]any) (*stored, error) {
 	var out stored
 	err := r.json(ctx, http.MethodPost, userPath(app, user, "sessions"), nil, map[string]any{"session_id": id, "state": st}, &out)
-	return &out, err
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 func (r remote) getSession(ctx context.Context, app, user, id string, recent int, after time.Time) (*stored, error) {
@@ -128,7 +131,10 @@ func (r remote) getSession(ctx context.Context, app, user, id string, recent int
 	}
 	var out stored
 	err := r.json(ctx, http.MethodGet, userPath(app, user, "sessions", id), q, nil, &out)
-	return &out, err
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 func (r remote) listSessions(ctx context.Context, app, user string) ([]*stored, error) {
@@ -221,7 +227,10 @@ func (r remote) saveArtifact(ctx context.Context, ref artifacts.Ref, mimeType st
 		header.Set("X-Hector-Metadata", string(raw))
 	}
 	_, err := r.do(ctx, http.MethodPut, artifactPath(ref), nil, body, header, &out)
-	return &out, err
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 func (r remote) openArtifact(ctx context.Context, ref artifacts.Ref, version int64) (*artifacts.Info, io.ReadCloser, error) {

@@ -21,23 +21,33 @@ import (
 // what order, never changes. LoCoMo and the first-hour set have no
 // assistant; their figures did not move.
 func userFirst(results []SearchResult) {
-	for i := 0; i < len(results); i++ {
-		reply := results[i]
+	type turn struct {
+		session string
+		seq     int64
+	}
+	var at map[turn]int // the user's messages among the results; nil while there is none
+	for i, r := range results {
+		if r.Role == session.RoleUser {
+			if at == nil {
+				at = map[turn]int{}
+			}
+			at[turn{r.SessionID, r.Seq}] = i
+		}
+	}
+	moved := false
+	for _, reply := range results {
 		if reply.Role != session.RoleAssistant {
 			continue
 		}
-		for j := i + 1; j < len(results); j++ {
-			asked := results[j]
-			if asked.SessionID != reply.SessionID || asked.Seq != reply.Seq-1 {
-				continue
-			}
-			if asked.Role == session.RoleUser && signalScore(reply, KindKeyword) <= signalScore(asked, KindKeyword) {
-				asked.Score = math.Nextafter(reply.Score, math.Inf(1)) // so that a later sort keeps it there
-				copy(results[i+1:j+1], results[i:j])
-				results[i] = asked
-			}
-			break
+		j, ok := at[turn{reply.SessionID, reply.Seq - 1}]
+		if !ok || results[j].Score > reply.Score || signalScore(reply, KindKeyword) > signalScore(results[j], KindKeyword) {
+			continue
 		}
+		results[j].Score = math.Nextafter(reply.Score, math.Inf(1)) // just above the reply: a later sort keeps it there
+		moved = true
+	}
+	if moved {
+		sortResults(results)
 	}
 }
 

@@ -35,6 +35,11 @@ def _retry_after(resp: httpx.Response) -> Optional[float]:
         return None
 
 
+def holds_all(events: list[JSON], recent: Optional[int]) -> bool:
+    """Whether events, the newest `recent` of a session's (all when None), are all of them."""
+    return recent is None or len(events) < recent or not events or events[0].get("seq") == 1
+
+
 class AsyncHector:
     """One connection pool to one server; safe to share between tasks."""
 

@@ -56,7 +56,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from . import HectorError
-from ._aio import AsyncHector
+from ._aio import AsyncHector, holds_all
 
 __all__ = ["HectorSaver", "HectorStore"]
 
@@ -79,8 +79,7 @@ class _Thread:
     """A thread as its session's events say: checkpoints by namespace and ID,
     channel values by (namespace, channel, version), pending writes."""
 
-    def __init__(self, events: list[dict[str, Any]], whole: bool = True):
-        self.whole = whole  # whether these are all the thread's events, or only its newest
+    def __init__(self, events: list[dict[str, Any]]):
         self.versions: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, checkpoint) -> channel versions
         self.checkpoints: dict[str, dict[str, tuple[list[str], list[str], Optional[str]]]] = {}
         self.blobs: dict[tuple[str, str, Any], list[str]] = {}
@@ -151,9 +150,8 @@ class HectorSaver(BaseCheckpointSaver[int]):
             if got is None:
                 return None
             events = got.get("events") or []
-            whole = len(events) < recent or not events or events[0].get("seq") == 1
-            thread = _Thread(events, whole)
-            if whole or thread.holds(ns, checkpoint_id):
+            thread = _Thread(events)
+            if holds_all(events, recent) or thread.holds(ns, checkpoint_id):
                 return thread
             recent *= 4
 

@@ -26,7 +26,7 @@ from agents.memory.session import SessionABC
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
 from . import HectorError
-from ._aio import AsyncHector
+from ._aio import AsyncHector, holds_all
 
 __all__ = ["HectorSession"]
 
@@ -103,8 +103,7 @@ class HectorSession(SessionABC):
                 live[e["id"]] = held["item"]
             elif "pop" in held:
                 live.pop(held["pop"], None)
-        whole = recent is None or len(events) < recent or (events and events[0].get("seq") == 1)
-        return list(live.items()), int(got.get("last_seq") or 0), bool(whole)
+        return list(live.items()), int(got.get("last_seq") or 0), holds_all(events, recent)
 
     async def get_items(self, limit: Optional[int] = None) -> list[TResponseInputItem]:
         limit = resolve_session_limit(limit, self.session_settings)
