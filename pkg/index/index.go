@@ -360,7 +360,9 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	}
 	creditReplies(resp.Results, floor)
 	if x.kind == KindHybrid {
-		userFirst(resp.Results)
+		preferNamedAuthor(req.Query, resp.Results)
+		creditSessions(resp.Results)
+		userFirst(resp.Results) // last: it moves a turn only past its session's next one
 	}
 	if req.RecencyHalfLife > 0 {
 		preferRecent(resp.Results, req.RecencyHalfLife)

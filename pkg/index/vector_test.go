@@ -250,12 +250,12 @@ func searchDeploymentsWith(t *testing.T, e embed.Embedder, texts []string, opts 
 		t.Fatal(err)
 	}
 	sessions := session.NewInMemoryService()
-	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	for _, text := range texts {
+	for _, text := range texts { // each in a session of its own: its score is fusion's alone (see creditSessions)
+		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
 		sessions.AppendEvent(t.Context(), resp.Session, &session.Event{Author: "user", Message: session.NewTextMessage(session.RoleUser, text)})
-	}
-	if err := idx.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: "deploy Konflux", AppName: "a", UserID: "u"})
 	if err != nil {

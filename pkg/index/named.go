@@ -1,0 +1,54 @@
+package index
+
+import (
+	"strings"
+	"unicode"
+)
+
+// othersShare is what a result by anyone but the author a query names
+// counts for, against its score.
+const othersShare = 0.5
+
+// Who said it: a question that names one of the people whose turns it
+// finds ("What did Caroline research?") asks what that person said, so
+// what anyone else said counts half. Of LoCoMo's development questions
+// that name one of the two speakers, 1,008 of 1,058 answer turns are that
+// speaker's, yet the other's turn came first for 80 of them: they had
+// said the same words back ("Your research sounds fascinating,
+// Caroline!"). Only a name counts (see Document.named): a role such as
+// "user" or "assistant" is no one a question names, so a conversation
+// between a user and an assistant, LongMemEval's, is left as it is; a
+// query that names two authors, or none, too.
+func preferNamedAuthor(query string, results []SearchResult) {
+	var named string // the one author among the results the query names
+	padded := " " + strings.Join(words(query), " ") + " "
+	asked := map[string]bool{}
+	for _, r := range results {
+		if asked[r.Author] {
+			continue
+		}
+		asked[r.Author] = true
+		name := strings.Join(words(r.Author), " ")
+		if name == "" || !(&Document{Author: r.Author, Role: r.Role}).named() || !strings.Contains(padded, " "+name+" ") {
+			continue
+		}
+		if named != "" && !strings.EqualFold(named, r.Author) {
+			return // two: the question is about both
+		}
+		named = r.Author
+	}
+	if named == "" {
+		return
+	}
+	for i, r := range results {
+		if !strings.EqualFold(r.Author, named) {
+			results[i].Score *= othersShare
+		}
+	}
+	sortResults(results)
+}
+
+// words are text's words, lowercased: "Caroline's" holds "caroline".
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
