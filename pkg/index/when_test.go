@@ -1,0 +1,106 @@
+package index
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestPeriodsNamed(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		want  []period
+	}{
+		{"What did Maria plan on 7 July, 2023?", []period{{2023, 7, 7}}},
+		{"What book did Tim finish on 8th December, 2023?", []period{{2023, 12, 8}}},
+		{"Where was the picture shared on December 1,2023 taken?", []period{{2023, 12, 1}}},
+		{"What was Sam doing on December 4, 2023?", []period{{2023, 12, 4}}},
+		{"Which places in Canada was Evan visiting in July 2023?", []period{{2023, 7, 0}}},
+		{"When did Melanie go camping in june?", []period{{0, 6, 0}}},
+		{"Which country did James visit in 2021?", []period{{2021, 0, 0}}},
+		{"Where was John between August 11 and August 15 2023?", []period{{2023, 8, 15}, {0, 8, 0}}},
+		{"What did I say in May?", []period{{0, 5, 0}}},
+		{"May I ask what my dog is called?", nil},
+		{"did they march to the town hall", nil},
+		{"the pasta from 31 February 2023", nil},
+		{"what is my dog called", nil},
+		{"call 555 1234 at 10:30", nil},
+	} {
+		if got := periodsNamed(c.query); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, want %v", c.query, got, c.want)
+		}
+	}
+}
+
+func TestPeriodNearIsWithinAWeek(t *testing.T) {
+	at := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	for _, c := range []struct {
+		p    period
+		t    string
+		want bool
+	}{
+		{period{2023, 7, 7}, "2023-07-07", true},
+		{period{2023, 7, 7}, "2023-07-14", true}, // "last Friday", a week on
+		{period{2023, 7, 7}, "2023-07-15", false},
+		{period{2023, 7, 7}, "2023-06-30", true},
+		{period{2023, 7, 7}, "2023-06-29", false},
+		{period{2023, 7, 0}, "2023-08-07", true},
+		{period{2023, 7, 0}, "2023-08-08", false},
+		{period{2023, 7, 0}, "2024-07-15", false},
+		{period{0, 7, 0}, "2024-07-15", true},
+		{period{0, 1, 0}, "2023-12-28", true}, // January of the next year
+		{period{0, 12, 0}, "2024-01-03", true},
+		{period{2021, 0, 0}, "2021-06-01", true},
+		{period{2021, 0, 0}, "2022-03-01", false},
+	} {
+		if got := c.p.near(at(c.t)); got != c.want {
+			t.Errorf("%v near %s = %v, want %v", c.p, c.t, got, c.want)
+		}
+	}
+}
+
+func TestWhatWasSaidThenComesFirst(t *testing.T) {
+	on := func(id, day string, score float64) SearchResult {
+		ts, _ := time.Parse(time.DateOnly, day)
+		return SearchResult{SessionID: "s", EventID: id, Timestamp: ts, Score: score}
+	}
+	results := []SearchResult{on("june", "2023-06-20", 0.6), on("july", "2023-07-10", 0.5), on("late-july", "2023-08-05", 0.2)}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"Which places did Evan visit in July 2023?", []string{"july", "june", "late-july"}}, // 0.5 > 0.6/2
+		{"Which places did Evan visit?", []string{"june", "july", "late-july"}},
+		{"What did Evan say on 20 June, 2023?", []string{"june", "july", "late-july"}},
+		{"Which places did Evan visit in 2022?", []string{"june", "july", "late-july"}}, // every one halved
+	} {
+		got := slices.Clone(results)
+		preferNamedTime(c.query, got)
+		if !slices.Equal(ids(got), c.want) {
+			t.Errorf("%q: %v, want %v", c.query, ids(got), c.want)
+		}
+		if !slices.IsSortedFunc(got, func(a, b SearchResult) int { return cmp.Compare(b.Score, a.Score) }) {
+			t.Errorf("%q: scores out of order: %v", c.query, got)
+		}
+	}
+}
+
+// FuzzPeriodsNamed: whatever the query, every period named is a real day,
+// month or year, and the parse ends.
+func FuzzPeriodsNamed(f *testing.F) {
+	for _, s := range []string{"on 7 July, 2023", "in June", "July 4th, 1999 and 2020", "May I?", "31 February 2023", "0 May 0000", "99 july 9999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		for _, p := range periodsNamed(query) {
+			if p.month < 0 || p.month > 12 || p.day < 0 || p.day > 31 || p.year < 0 || p.year > 9999 || (p.day > 0 && p.month == 0) || p == (period{}) {
+				t.Fatalf("%q named %+v", query, p)
+			}
+			if p.day > 0 && time.Date(max(p.year, 2000), time.Month(p.month), p.day, 0, 0, 0, 0, time.UTC).Day() != p.day {
+				t.Fatalf("%q named a day that is none: %+v", query, p)
+			}
+			p.near(time.Now())
+		}
+	})
+}
