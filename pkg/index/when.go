@@ -1,11 +1,11 @@
 package index
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // othersWhen is what a result said away from every time a query names
@@ -69,65 +69,85 @@ func (p period) near(t time.Time) bool {
 	return false
 }
 
-const months = "january|february|march|april|may|june|july|august|september|october|november|december"
-
-// The ways a query names a time, the most precise first: each match is
-// taken out of the query before the next pattern reads it.
-var (
-	dayMonthYear = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(` + months + `),?\s*(\d{4})\b`) // 7 July, 2023
-	monthDayYear = regexp.MustCompile(`(?i)\b(` + months + `)\s+(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4})\b`) // July 7, 2023
-	monthYear    = regexp.MustCompile(`(?i)\b(` + months + `),?\s+(\d{4})\b`)                             // July 2023
-	monthAlone   = regexp.MustCompile(`(?i)\b(` + months + `)\b`)                                         // in July
-	yearAlone    = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)                                              // in 2023
-)
-
-// periodsNamed returns the days, months and years query names. "May" and
-// "March" are months only as names are written, capitalised and not
-// first ("May I ask…", "did they march"); a date that is no date
-// (31 February) names nothing.
+// periodsNamed returns the days, months and years query names: "7 July,
+// 2023", "July 7th 2023", "on 3 June", "in July 2023", "in June", "in
+// 2022". "May" and "March" are months only as names are written,
+// capitalised and not first ("May I ask…", "did they march"); a day that
+// is none (31 February) names nothing.
 func periodsNamed(query string) []period {
+	ws := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	var out []period
-	add := func(year, month, day string) {
-		p := period{month: monthNumber(month)}
-		p.year, _ = strconv.Atoi(year)
-		p.day, _ = strconv.Atoi(day)
+	taken := make([]bool, len(ws)) // a number read as a day or a year of a month
+	for i, w := range ws {
+		month := monthNumber(w)
+		if month == 0 || ((month == 3 || month == 5) && (i == 0 || !unicode.IsUpper(rune(w[0])))) {
+			continue
+		}
+		p := period{month: month}
+		next := i + 1
+		if d := dayNumber(ws, i-1); d > 0 && !taken[i-1] {
+			p.day, taken[i-1] = d, true
+		} else if d := dayNumber(ws, next); d > 0 {
+			p.day, taken[next] = d, true
+			next++
+		}
+		if y := yearNumber(ws, next); y > 0 {
+			p.year, taken[next] = y, true
+		}
 		if p.day > 0 && time.Date(max(p.year, 2000), time.Month(p.month), p.day, 0, 0, 0, 0, time.UTC).Day() != p.day {
-			return
+			continue
 		}
 		out = append(out, p)
 	}
-	q := query
-	for _, m := range dayMonthYear.FindAllStringSubmatch(q, -1) {
-		add(m[3], m[2], m[1])
-	}
-	q = dayMonthYear.ReplaceAllString(q, " ")
-	for _, m := range monthDayYear.FindAllStringSubmatch(q, -1) {
-		add(m[3], m[1], m[2])
-	}
-	q = monthDayYear.ReplaceAllString(q, " ")
-	for _, m := range monthYear.FindAllStringSubmatch(q, -1) {
-		add(m[2], m[1], "")
-	}
-	q = monthYear.ReplaceAllString(q, " ")
-	for _, m := range monthAlone.FindAllStringSubmatchIndex(q, -1) {
-		name := q[m[2]:m[3]]
-		if l := strings.ToLower(name); (l == "may" || l == "march") && (name[0] != strings.ToUpper(name)[0] || strings.TrimSpace(q[:m[0]]) == "") {
-			continue
+	for i := range ws {
+		if y := yearNumber(ws, i); y > 0 && !taken[i] {
+			out = append(out, period{year: y})
 		}
-		add("", name, "")
-	}
-	q = monthAlone.ReplaceAllString(q, " ")
-	for _, m := range yearAlone.FindAllStringSubmatch(q, -1) {
-		add(m[1], "", "")
 	}
 	return out
 }
 
-func monthNumber(name string) int {
-	for i, m := range strings.Split(months, "|") {
-		if strings.EqualFold(m, name) {
+var monthNames = [...]string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
+
+func monthNumber(word string) int {
+	if len(word) < 3 || len(word) > len("september") {
+		return 0
+	}
+	for i, m := range monthNames {
+		if strings.EqualFold(m, word) {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// dayNumber is ws[i] read as a day of a month ("7", "07", "7th"), or 0.
+func dayNumber(ws []string, i int) int {
+	if i < 0 || i >= len(ws) {
+		return 0
+	}
+	w := strings.ToLower(ws[i])
+	for _, suffix := range []string{"st", "nd", "rd", "th"} {
+		w = strings.TrimSuffix(w, suffix)
+	}
+	if len(w) > 2 {
+		return 0
+	}
+	d, err := strconv.Atoi(w)
+	if err != nil || d < 1 || d > 31 {
+		return 0
+	}
+	return d
+}
+
+// yearNumber is ws[i] read as a year (1900 to 2099), or 0.
+func yearNumber(ws []string, i int) int {
+	if i < 0 || i >= len(ws) || len(ws[i]) != 4 || !(strings.HasPrefix(ws[i], "19") || strings.HasPrefix(ws[i], "20")) {
+		return 0
+	}
+	y, err := strconv.Atoi(ws[i])
+	if err != nil {
+		return 0
+	}
+	return y
 }

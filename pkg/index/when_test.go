@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ func TestPeriodsNamed(t *testing.T) {
 		{"Which places in Canada was Evan visiting in July 2023?", []period{{2023, 7, 0}}},
 		{"When did Melanie go camping in june?", []period{{0, 6, 0}}},
 		{"Which country did James visit in 2021?", []period{{2021, 0, 0}}},
-		{"Where was John between August 11 and August 15 2023?", []period{{2023, 8, 15}, {0, 8, 0}}},
+		{"Where was John between August 11 and August 15 2023?", []period{{0, 8, 11}, {2023, 8, 15}}},
+		{"What did I cook on 3 June?", []period{{0, 6, 3}}},
+		{"How many pre-1920 coins do I have?", []period{{1920, 0, 0}}},
 		{"What did I say in May?", []period{{0, 5, 0}}},
 		{"May I ask what my dog is called?", nil},
 		{"did they march to the town hall", nil},
@@ -94,7 +97,7 @@ func FuzzPeriodsNamed(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, query string) {
 		for _, p := range periodsNamed(query) {
-			if p.month < 0 || p.month > 12 || p.day < 0 || p.day > 31 || p.year < 0 || p.year > 9999 || (p.day > 0 && p.month == 0) || p == (period{}) {
+			if p.month < 0 || p.month > 12 || p.day < 0 || p.day > 31 || (p.year != 0 && (p.year < 1900 || p.year > 2099)) || (p.day > 0 && p.month == 0) || p == (period{}) {
 				t.Fatalf("%q named %+v", query, p)
 			}
 			if p.day > 0 && time.Date(max(p.year, 2000), time.Month(p.month), p.day, 0, 0, 0, 0, time.UTC).Day() != p.day {
@@ -103,4 +106,23 @@ func FuzzPeriodsNamed(f *testing.F) {
 			p.near(time.Now())
 		}
 	})
+}
+
+// BenchmarkReadingTheQuestion: what the rules that read a query beyond its
+// words (who, when, which session) cost a LoCoMo search, over the 40
+// candidates it holds: go test -run '^$' -bench ReadingTheQuestion ./pkg/index
+func BenchmarkReadingTheQuestion(b *testing.B) {
+	var results []SearchResult
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	for i := range 40 {
+		r := said([]string{"Caroline", "Melanie"}[i%2], int64(i), 1-float64(i)/40)
+		r.SessionID, r.Timestamp = fmt.Sprintf("session_%d", i%9), day.AddDate(0, 0, 14*(i%9))
+		results = append(results, r)
+	}
+	for b.Loop() {
+		rs := slices.Clone(results)
+		preferNamedAuthor("What did Caroline paint on 7 July, 2023?", rs)
+		preferNamedTime("What did Caroline paint on 7 July, 2023?", rs)
+		creditSessions(rs)
+	}
 }
