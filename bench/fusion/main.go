@@ -50,6 +50,7 @@ func main() {
 	cacheDir := flag.String("cache", filepath.Join(os.TempDir(), "hector-fusion"), "where the vectors are kept between runs")
 	weights := flag.String("weights", "0.3,0.4,0.5", "the vector weights to measure, comma-separated")
 	floors := flag.String("floors", "", "the similarity floors to measure, comma-separated (default: the embedder's)")
+	answers := flag.String("answers", "", "a directory to write each run's questions, figures and results to, as hector eval --answers does (a file a set, weight and floor)")
 	byCategory := flag.String("category-metrics", "hit@1,recall@5,recall_all@5,ndcg_any@5",
 		"the metrics shown for each category, of those the benchmark has (the default bar's)")
 	flag.Parse()
@@ -113,9 +114,23 @@ func main() {
 		header := false
 		for _, f := range fs {
 			for _, w := range ws {
-				r, err := run(ctx, d, cache, index.Fusion{VectorWeight: w, SimilarityFloor: f})
+				var o eval.Options
+				var written *eval.AnswerFile
+				if *answers != "" {
+					name := fmt.Sprintf("%s/%s-w%.2f-f%.2f.jsonl", *answers, d.Format, w, f)
+					if written, err = eval.CreateAnswerFile(name); err != nil {
+						log.Fatalf("fusion: -answers: %v", err)
+					}
+					o.Answered = written.Answered
+				}
+				r, err := run(ctx, d, cache, index.Fusion{VectorWeight: w, SimilarityFloor: f}, o)
 				if err != nil {
 					log.Fatal(err)
+				}
+				if written != nil {
+					if err := written.Close(); err != nil {
+						log.Fatalf("fusion: -answers: %v", err)
+					}
 				}
 				if !header {
 					fmt.Fprintf(out, "%s (%d questions)\tweight\tfloor\t%s\t%s\n", d.Format, r.Overall.Questions, strings.Join(r.Metrics, "\t"), categoryNames(r, shown))
@@ -132,7 +147,7 @@ func main() {
 
 // run replays d into a fresh in-memory hybrid index fused by f, as
 // `hector eval` does, and asks its questions.
-func run(ctx context.Context, d *eval.Dataset, e embed.Embedder, f index.Fusion) (*eval.Report, error) {
+func run(ctx context.Context, d *eval.Dataset, e embed.Embedder, f index.Fusion, o eval.Options) (*eval.Report, error) {
 	sessions := session.NewInMemoryService()
 	idx, err := index.NewHybrid(e, index.WithSessions(sessions), index.WithFusion(f),
 		index.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -143,7 +158,7 @@ func run(ctx context.Context, d *eval.Dataset, e embed.Embedder, f index.Fusion)
 	if err := idx.Start(ctx); err != nil {
 		return nil, err
 	}
-	return eval.Run(ctx, d, sessions, idx, eval.Options{})
+	return eval.Run(ctx, d, sessions, idx, o)
 }
 
 // configured is the embedder of the index that the configuration at path

@@ -20,7 +20,6 @@ import (
 	"github.com/hectormem/hector/pkg/app"
 	"github.com/hectormem/hector/pkg/config"
 	"github.com/hectormem/hector/pkg/eval"
-	"github.com/hectormem/hector/pkg/index"
 	"github.com/hectormem/hector/pkg/session"
 )
 
@@ -98,16 +97,16 @@ Formats (--data may be gzipped):
 				defer traces.stop()
 				o.Searched = traces.searched
 			}
-			var written *answerFile
+			var written *eval.AnswerFile
 			if answers != "" {
-				if written, err = writeAnswers(answers); err != nil {
+				if written, err = eval.CreateAnswerFile(answers); err != nil {
 					return fmt.Errorf("--answers: %w", err)
 				}
-				o.Answered = written.answered
+				o.Answered = written.Answered
 			}
 			report, err := runEval(ctx, cmd, d, o)
 			if written != nil {
-				if cerr := written.close(); err == nil && cerr != nil {
+				if cerr := written.Close(); err == nil && cerr != nil {
 					err = fmt.Errorf("--answers: %w", cerr)
 				}
 			}
@@ -292,49 +291,3 @@ func (s *slowSearchTraces) searched(questionID string, took time.Duration) {
 }
 
 func (s *slowSearchTraces) stop() { s.recorder.Stop() }
-
-// answerFile writes each question's figures and results as a JSON line.
-type answerFile struct {
-	mu  sync.Mutex
-	f   *os.File
-	enc *json.Encoder
-	err error
-}
-
-func writeAnswers(path string) (*answerFile, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &answerFile{f: f, enc: json.NewEncoder(f)}, nil
-}
-
-// answer is one question's line: the question, its evidence, its figures
-// and what the index ranked, as search answers it (signals included).
-type answer struct {
-	ID       string               `json:"id"`
-	User     string               `json:"user"`
-	Category string               `json:"category,omitempty"`
-	Question string               `json:"question"`
-	Turns    []string             `json:"answer_turns,omitempty"`
-	Sessions []string             `json:"answer_sessions,omitempty"`
-	Figures  map[string]float64   `json:"figures"`
-	Results  []index.SearchResult `json:"results"`
-}
-
-func (w *answerFile) answered(q eval.Question, results []index.SearchResult, figures map[string]float64) {
-	a := answer{ID: q.ID, User: q.UserID, Category: q.Category, Question: q.Text, Turns: q.Turns, Sessions: q.Sessions, Figures: figures, Results: results}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.enc.Encode(a); err != nil && w.err == nil {
-		w.err = err
-	}
-}
-
-func (w *answerFile) close() error {
-	err := w.f.Close()
-	if w.err != nil {
-		return w.err
-	}
-	return err
-}
