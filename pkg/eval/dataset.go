@@ -59,6 +59,9 @@ type Question struct {
 	// sessions that do (LongMemEval's evidence is by session).
 	Turns    []string
 	Sessions []string
+	// AskedAt is when the question was asked, where the set says
+	// (LongMemEval's question_date): what "last week" in it means.
+	AskedAt time.Time
 }
 
 // Turns counts a dataset's turns.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A LoCoMo conversation in the per-conversation layout, with the data's
@@ -101,7 +102,7 @@ func TestLoadLoCoMoRefusals(t *testing.T) {
 }
 
 func lmeLine(id, typ string, extra string) string {
-	return `{"question_id": "` + id + `", "question_type": "` + typ + `", "question": "Where do I keep my sneakers?", "answer": "under my bed",
+	return `{"question_id": "` + id + `", "question_type": "` + typ + `", "question": "Where do I keep my sneakers?", "question_date": "2023/07/20 (Thu) 09:15", "answer": "under my bed",
   "answer_session_ids": ["answer_1"], "haystack_dates": ["2023/07/17 (Mon) 23:24", "2023/07/19 (Wed) 22:32", "2023/07/17 (Mon) 23:24"],
   "haystack_session_ids": ["noise_1", "answer_1", "noise_1"],
   "haystack_sessions": [
@@ -126,7 +127,8 @@ func TestLoadLongMemEval(t *testing.T) {
 		if u.ID != "lme-q1" || len(u.Sessions) != 2 || len(u.Sessions[1].Turns) != 2 || u.Sessions[1].Turns[1].ID != "answer_1:3" {
 			t.Errorf("%s: user = %+v", name, u)
 		}
-		if q.Category != "knowledge-update" || strings.Join(q.Sessions, ",") != "answer_1" || strings.Join(q.Turns, ",") != "answer_1:1" {
+		if q.Category != "knowledge-update" || strings.Join(q.Sessions, ",") != "answer_1" || strings.Join(q.Turns, ",") != "answer_1:1" ||
+			!q.AskedAt.Equal(time.Date(2023, 7, 20, 9, 15, 0, 0, time.UTC)) {
 			t.Errorf("%s: question = %+v", name, q)
 		}
 	}
@@ -138,6 +140,7 @@ func TestLoadLongMemEval(t *testing.T) {
 		"bad JSON on line 2":     lmeLine("q1", "t", "") + "\n{broken\n",
 		"dates do not match":     strings.Replace(lmeLine("q1", "t", ""), `"2023/07/17 (Mon) 23:24", "2023/07/19`, `"2023/07/19`, 1),
 		"a bad date":             strings.Replace(lmeLine("q1", "t", ""), "2023/07/19 (Wed) 22:32", "last week", 1),
+		"a bad question date":    strings.Replace(lmeLine("q1", "t", ""), "2023/07/20 (Thu) 09:15", "today", 1),
 		"answer not in haystack": strings.Replace(lmeLine("q1", "t", ""), `["answer_1"]`, `["answer_9"]`, 1),
 		"a bad role":             strings.Replace(lmeLine("q1", "t", ""), `"role": "user", "content": "Tips`, `"role": "system", "content": "Tips`, 1),
 	} {

@@ -23,6 +23,7 @@ type lmeQuestion struct {
 	QuestionID         string         `json:"question_id"`
 	QuestionType       string         `json:"question_type"`
 	Question           string         `json:"question"`
+	QuestionDate       string         `json:"question_date"`
 	AnswerSessionIDs   []string       `json:"answer_session_ids"`
 	HaystackDates      []string       `json:"haystack_dates"`
 	HaystackSessionIDs []string       `json:"haystack_session_ids"`
@@ -72,6 +73,13 @@ func (lim Limits) LoadLongMemEval(name string, raw []byte) (*Dataset, error) {
 		}
 		user := User{ID: "lme-" + q.QuestionID}
 		question := Question{ID: q.QuestionID, UserID: user.ID, Text: q.Question, Category: q.QuestionType, Sessions: q.AnswerSessionIDs}
+		if q.QuestionDate != "" {
+			asked, err := time.Parse(lmeDate, q.QuestionDate)
+			if err != nil {
+				return fmt.Errorf("%s: question %s: question date %q is not like \"2023/05/20 (Sat) 02:21\"", where, q.QuestionID, q.QuestionDate)
+			}
+			question.AskedAt = asked
+		}
 		seen := map[string]bool{}
 		for i, sid := range q.HaystackSessionIDs {
 			if seen[sid] {

@@ -155,7 +155,7 @@ func Run(ctx context.Context, d *Dataset, sessions session.Service, idx Index, o
 				}
 				q := d.Questions[i]
 				began := time.Now()
-				resp, err := idx.Search(gctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit})
+				resp, err := idx.Search(gctx, &index.SearchRequest{Query: q.Text, AppName: app, UserID: q.UserID, Limit: limit, AskedAt: q.AskedAt})
 				took[i] = time.Since(began)
 				if err != nil {
 					return fmt.Errorf("question %q: %w", q.ID, err)

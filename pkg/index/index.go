@@ -361,7 +361,11 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	creditReplies(resp.Results, floor)
 	if x.kind == KindHybrid {
 		preferNamedAuthor(req.Query, resp.Results)
-		preferNamedTime(req.Query, resp.Results)
+		asked := req.AskedAt
+		if asked.IsZero() {
+			asked = time.Now()
+		}
+		preferNamedTime(req.Query, asked, resp.Results)
 		creditSessions(resp.Results)
 		userFirst(resp.Results) // last: it moves a turn only past its session's next one
 	}

@@ -75,6 +75,10 @@ type SearchRequest struct {
 	// orders the relevant results and does not replace them with recent
 	// ones the query barely matches. Its "recency" signal is the weight.
 	RecencyHalfLife time.Duration
+	// AskedAt is when the question is asked, what a time it names back
+	// from ("last week", "5 days ago") is counted from: now, unless set
+	// (a replay of past conversations sets it).
+	AskedAt time.Time
 }
 
 // Limits on results.

@@ -19,13 +19,14 @@ const near = 7 * 24 * time.Hour
 
 // When it was said: a question that names a day, a month or a year ("What
 // did Maria plan on 7 July, 2023?", "Which places in Canada was Evan
-// visiting in July 2023?") asks about what was said then, so a result
-// said more than a week away from every time it names counts half. Every
-// result carries when its event happened. Of LoCoMo's 783 development
-// questions, 108 name such a time, and a third of them had their answer
-// first.
-func preferNamedTime(query string, results []SearchResult) {
-	periods := periodsNamed(query)
+// visiting in July 2023?"), or a time back from when it is asked ("5 days
+// ago", "last week", "two months ago"), asks about what was said then, so a
+// result said more than a week away from every time it names counts half.
+// Every result carries when its event happened. Of LoCoMo's 783
+// development questions, 108 name such a time, and a third of them had
+// their answer first.
+func preferNamedTime(query string, asked time.Time, results []SearchResult) {
+	periods := periodsNamed(query, asked)
 	if len(periods) == 0 {
 		return
 	}
@@ -69,12 +70,17 @@ func (p period) near(t time.Time) bool {
 	return false
 }
 
+// day, month and year are the periods that hold t.
+func day(t time.Time) period   { return period{t.Year(), int(t.Month()), t.Day()} }
+func month(t time.Time) period { return period{year: t.Year(), month: int(t.Month())} }
+func year(t time.Time) period  { return period{year: t.Year()} }
+
 // periodsNamed returns the days, months and years query names: "7 July,
 // 2023", "July 7th 2023", "on 3 June", "in July 2023", "in June", "in
 // 2022". "May" and "March" are months only as names are written,
 // capitalised and not first ("May I ask…", "did they march"); a day that
 // is none (31 February) names nothing.
-func periodsNamed(query string) []period {
+func periodsNamed(query string, asked time.Time) []period {
 	ws := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	var out []period
 	taken := make([]bool, len(ws)) // a number read as a day or a year of a month
@@ -104,7 +110,58 @@ func periodsNamed(query string) []period {
 			out = append(out, period{year: y})
 		}
 	}
+	return append(out, periodsBack(ws, asked.UTC())...)
+}
+
+// periodsBack returns the times words name back from asked: "yesterday",
+// "today", "last week", "last month", "last year", and "5 days ago", "two
+// weeks ago", "a month ago", "3 years ago" ("how many days ago" names none).
+func periodsBack(ws []string, asked time.Time) []period {
+	var out []period
+	for i, w := range ws {
+		w = strings.ToLower(w)
+		switch {
+		case w == "today":
+			out = append(out, day(asked))
+		case w == "yesterday":
+			out = append(out, day(asked.AddDate(0, 0, -1)))
+		case w == "last" && i+1 < len(ws):
+			switch strings.ToLower(ws[i+1]) {
+			case "week":
+				out = append(out, day(asked.AddDate(0, 0, -7)))
+			case "month":
+				out = append(out, month(asked.AddDate(0, -1, 0)))
+			case "year":
+				out = append(out, year(asked.AddDate(-1, 0, 0)))
+			}
+		case w == "ago" && i >= 2:
+			n := count(ws[i-2])
+			if n == 0 {
+				continue
+			}
+			switch strings.TrimSuffix(strings.ToLower(ws[i-1]), "s") {
+			case "day":
+				out = append(out, day(asked.AddDate(0, 0, -n)))
+			case "week":
+				out = append(out, day(asked.AddDate(0, 0, -7*n)))
+			case "month":
+				out = append(out, month(asked.AddDate(0, -n, 0)))
+			case "year":
+				out = append(out, year(asked.AddDate(-n, 0, 0)))
+			}
+		}
+	}
 	return out
+}
+
+var counts = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+// count is word read as a small number ("5", "five", "a"), or 0.
+func count(word string) int {
+	if n, err := strconv.Atoi(word); err == nil && n > 0 && n <= 100 {
+		return n
+	}
+	return counts[strings.ToLower(word)]
 }
 
 var monthNames = [...]string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}

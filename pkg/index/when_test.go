@@ -9,6 +9,7 @@ import (
 )
 
 func TestPeriodsNamed(t *testing.T) {
+	asked := time.Date(2023, 4, 1, 16, 8, 0, 0, time.UTC) // a Saturday
 	for _, c := range []struct {
 		query string
 		want  []period
@@ -28,9 +29,17 @@ func TestPeriodsNamed(t *testing.T) {
 		{"did they march to the town hall", nil},
 		{"the pasta from 31 February 2023", nil},
 		{"what is my dog called", nil},
+		{"What was the social media activity I did 5 days ago?", []period{{2023, 3, 27}}},
+		{"What did I do with Rachel on the Wednesday two months ago?", []period{{2023, 2, 0}}},
+		{"Where did I go last week?", []period{{2023, 3, 25}}},
+		{"What did I cook yesterday, and today?", []period{{2023, 3, 31}, {2023, 4, 1}}},
+		{"what did we plan last month", []period{{2023, 3, 0}}},
+		{"a year ago", []period{{2022, 0, 0}}},
+		{"How many days ago did I attend a networking event?", nil},
+		{"the last thing I said", nil},
 		{"call 555 1234 at 10:30", nil},
 	} {
-		if got := periodsNamed(c.query); !slices.Equal(got, c.want) {
+		if got := periodsNamed(c.query, asked); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v, want %v", c.query, got, c.want)
 		}
 	}
@@ -79,7 +88,7 @@ func TestWhatWasSaidThenComesFirst(t *testing.T) {
 		{"Which places did Evan visit in 2022?", []string{"june", "july", "late-july"}}, // every one halved
 	} {
 		got := slices.Clone(results)
-		preferNamedTime(c.query, got)
+		preferNamedTime(c.query, time.Now(), got)
 		if !slices.Equal(ids(got), c.want) {
 			t.Errorf("%q: %v, want %v", c.query, ids(got), c.want)
 		}
@@ -92,11 +101,11 @@ func TestWhatWasSaidThenComesFirst(t *testing.T) {
 // FuzzPeriodsNamed: whatever the query, every period named is a real day,
 // month or year, and the parse ends.
 func FuzzPeriodsNamed(f *testing.F) {
-	for _, s := range []string{"on 7 July, 2023", "in June", "July 4th, 1999 and 2020", "May I?", "31 February 2023", "0 May 0000", "99 july 9999"} {
+	for _, s := range []string{"on 7 July, 2023", "5 days ago", "last week", "100 years ago", "101 years ago", "in June", "July 4th, 1999 and 2020", "May I?", "31 February 2023", "0 May 0000", "99 july 9999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
-		for _, p := range periodsNamed(query) {
+		for _, p := range periodsNamed(query, time.Date(2023, 4, 1, 0, 0, 0, 0, time.UTC)) {
 			if p.month < 0 || p.month > 12 || p.day < 0 || p.day > 31 || (p.year != 0 && (p.year < 1900 || p.year > 2099)) || (p.day > 0 && p.month == 0) || p == (period{}) {
 				t.Fatalf("%q named %+v", query, p)
 			}
@@ -122,7 +131,7 @@ func BenchmarkReadingTheQuestion(b *testing.B) {
 	for b.Loop() {
 		rs := slices.Clone(results)
 		preferNamedAuthor("What did Caroline paint on 7 July, 2023?", rs)
-		preferNamedTime("What did Caroline paint on 7 July, 2023?", rs)
+		preferNamedTime("What did Caroline paint on 7 July, 2023?", day, rs)
 		creditSessions(rs)
 	}
 }

@@ -1,0 +1,52 @@
+package index_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hectormem/hector/pkg/index"
+	"github.com/hectormem/hector/pkg/session"
+)
+
+// A search reads the times its query names back from when it is asked:
+// now, or AskedAt when a replay of past conversations sets it.
+func TestSearchCountsBackFromWhenItIsAsked(t *testing.T) {
+	idx, err := index.NewHybrid(hashEmbedder(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	asked := time.Date(2023, 3, 20, 11, 50, 0, 0, time.UTC)
+	for _, daysBefore := range []int{60, 5, 90} {
+		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+		ev := &session.Event{Author: "user", Timestamp: asked.AddDate(0, 0, -daysBefore), Message: session.NewTextMessage(session.RoleUser, "I posted in the climbing group")}
+		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Index(t.Context(), resp.Session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(query string, at time.Time) time.Time {
+		t.Helper()
+		rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: query, AppName: "a", UserID: "u", AskedAt: at})
+		if err != nil || len(rs.Results) != 3 {
+			t.Fatalf("%q: %v, %+v", query, err, rs)
+		}
+		return rs.Results[0].Timestamp
+	}
+	if got := search("what did I post in the climbing group 5 days ago?", asked); !got.Equal(asked.AddDate(0, 0, -5)) {
+		t.Errorf("5 days before %s: the first result is from %s", asked, got)
+	}
+	if got := search("what did I post in the climbing group two months ago?", asked); !got.Equal(asked.AddDate(0, 0, -60)) {
+		t.Errorf("two months before %s (January): the first result is from %s", asked, got)
+	}
+	if got := search("what did I post in the climbing group 90 days ago?", asked); !got.Equal(asked.AddDate(0, 0, -90)) {
+		t.Errorf("90 days before %s: the first result is from %s", asked, got)
+	}
+	// Unset, it is now: years after every one of them, so none is
+	// preferred, and the newest of equals comes first.
+	if got := search("what did I post in the climbing group 90 days ago?", time.Time{}); !got.Equal(asked.AddDate(0, 0, -5)) {
+		t.Errorf("asked now, the first result is from %s, want the newest", got)
+	}
+}
