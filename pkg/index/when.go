@@ -70,16 +70,17 @@ func (p period) near(t time.Time) bool {
 	return false
 }
 
-// day, month and year are the periods that hold t.
-func day(t time.Time) period   { return period{t.Year(), int(t.Month()), t.Day()} }
-func month(t time.Time) period { return period{year: t.Year(), month: int(t.Month())} }
-func year(t time.Time) period  { return period{year: t.Year()} }
+// dayOf, monthOf and yearOf are the periods that hold t.
+func dayOf(t time.Time) period   { return period{t.Year(), int(t.Month()), t.Day()} }
+func monthOf(t time.Time) period { return period{year: t.Year(), month: int(t.Month())} }
+func yearOf(t time.Time) period  { return period{year: t.Year()} }
 
 // periodsNamed returns the days, months and years query names: "7 July,
 // 2023", "July 7th 2023", "on 3 June", "in July 2023", "in June", "in
 // 2022". "May" and "March" are months only as names are written,
 // capitalised and not first ("May I ask…", "did they march"); a day that
-// is none (31 February) names nothing.
+// is none (31 February) names nothing. Times named back from the question
+// ("last week") are counted from asked (see periodsBack).
 func periodsNamed(query string, asked time.Time) []period {
 	ws := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	var out []period
@@ -122,17 +123,17 @@ func periodsBack(ws []string, asked time.Time) []period {
 		w = strings.ToLower(w)
 		switch {
 		case w == "today":
-			out = append(out, day(asked))
+			out = append(out, dayOf(asked))
 		case w == "yesterday":
-			out = append(out, day(asked.AddDate(0, 0, -1)))
+			out = append(out, dayOf(asked.AddDate(0, 0, -1)))
 		case w == "last" && i+1 < len(ws):
 			switch strings.ToLower(ws[i+1]) {
 			case "week":
-				out = append(out, day(asked.AddDate(0, 0, -7)))
+				out = append(out, dayOf(asked.AddDate(0, 0, -7)))
 			case "month":
-				out = append(out, month(asked.AddDate(0, -1, 0)))
+				out = append(out, monthOf(asked.AddDate(0, -1, 0)))
 			case "year":
-				out = append(out, year(asked.AddDate(-1, 0, 0)))
+				out = append(out, yearOf(asked.AddDate(-1, 0, 0)))
 			}
 		case w == "ago" && i >= 2:
 			n := count(ws[i-2])
@@ -141,13 +142,13 @@ func periodsBack(ws []string, asked time.Time) []period {
 			}
 			switch strings.TrimSuffix(strings.ToLower(ws[i-1]), "s") {
 			case "day":
-				out = append(out, day(asked.AddDate(0, 0, -n)))
+				out = append(out, dayOf(asked.AddDate(0, 0, -n)))
 			case "week":
-				out = append(out, day(asked.AddDate(0, 0, -7*n)))
+				out = append(out, dayOf(asked.AddDate(0, 0, -7*n)))
 			case "month":
-				out = append(out, month(asked.AddDate(0, -n, 0)))
+				out = append(out, monthOf(asked.AddDate(0, -n, 0)))
 			case "year":
-				out = append(out, year(asked.AddDate(-n, 0, 0)))
+				out = append(out, yearOf(asked.AddDate(-n, 0, 0)))
 			}
 		}
 	}
