@@ -56,8 +56,14 @@ func Builtin(t testing.TB) embed.Embedder {
 
 // With the built-in embedder, the store passes the suite and ranks a
 // quarter of the conversation set (five pairs, embedded once for both
-// indexes: the sentence encoder takes milliseconds a text) within 0.02 of
-// recall@5 of the same index in process.
+// indexes: the sentence encoder takes milliseconds a text) as well as the
+// same index in process: within 0.02 of its NDCG@5, which weighs each of
+// the first five places, and within 0.04 of its recall@5. An engine's
+// keyword scores are its own (Qdrant's document frequencies are the whole
+// collection's), and hybrid search's rules on who, when and which session,
+// which read scores, carry the difference further: with them Qdrant's
+// recall@5 rose from 0.462 to 0.481, in process from 0.476 to 0.514 (NDCG@5
+// 0.435 to 0.447, and 0.428 to 0.459).
 func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	Run(t, func(t *testing.T, opts ...index.Option) index.Live {
 		idx, err := index.New(kind, newStore(t, ""), Builtin(t), nil, opts...)
@@ -84,8 +90,11 @@ func testBuiltinEmbedder(t *testing.T, newStore StoreFactory, kind index.Kind) {
 	}
 	want, got := MeasureConversations(t, inProcess, set), MeasureConversations(t, stored, set)
 	t.Logf("%s with the built-in embedder, five pairs of the conversation set: %s   in process: %s", kind, got.All, want.All)
-	if got.All.Recall5 < want.All.Recall5-0.02 {
-		t.Errorf("recall@5 %.3f, more than 0.02 below in process (%.3f)", got.All.Recall5, want.All.Recall5)
+	if got.All.NDCG5 < want.All.NDCG5-0.02 {
+		t.Errorf("NDCG@5 %.3f, more than 0.02 below in process (%.3f)", got.All.NDCG5, want.All.NDCG5)
+	}
+	if got.All.Recall5 < want.All.Recall5-0.04 {
+		t.Errorf("recall@5 %.3f, more than 0.04 below in process (%.3f)", got.All.Recall5, want.All.Recall5)
 	}
 }
 
