@@ -13,21 +13,22 @@ const othersShare = 0.5
 // finds ("What did Caroline research?") asks what that person said, so
 // what anyone else said counts half. Of LoCoMo's development questions
 // that name one of the two speakers, 1,008 of 1,058 answer turns are that
-// speaker's, yet the other's turn came first for 80 of them: they had
-// said the same words back ("Your research sounds fascinating,
-// Caroline!"). Only a name counts (see Document.named): a role such as
+// speaker's, yet the other's turn came first for 80 of them, most often
+// the same words said back. On that half, hit@1 rose from 0.471 to 0.493
+// and recall@5 from 0.657 to 0.674 (others at 0.6; 0.4 to 0.8 alike).
+// Only a name counts (see Document.named): a role such as
 // "user" or "assistant" is no one a question names, so a conversation
 // between a user and an assistant, LongMemEval's, is left as it is; a
 // query that names two authors, or none, too.
 func preferNamedAuthor(query string, results []SearchResult) {
 	var named string // the one author among the results the query names
 	padded := " " + strings.Join(words(query), " ") + " "
-	asked := map[string]bool{}
+	seen := map[string]bool{}
 	for _, r := range results {
-		if asked[r.Author] {
+		if seen[r.Author] {
 			continue
 		}
-		asked[r.Author] = true
+		seen[r.Author] = true
 		name := strings.Join(words(r.Author), " ")
 		if name == "" || !(&Document{Author: r.Author, Role: r.Role}).named() || !strings.Contains(padded, " "+name+" ") {
 			continue
