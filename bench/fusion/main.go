@@ -117,7 +117,7 @@ func main() {
 				var o eval.Options
 				var written *eval.AnswerFile
 				if *answers != "" {
-					name := fmt.Sprintf("%s/%s-w%.2f-f%.2f.jsonl", *answers, d.Format, w, f)
+					name := filepath.Join(*answers, fmt.Sprintf("%s-w%.2f-f%.2f.jsonl", d.Format, w, f))
 					if written, err = eval.CreateAnswerFile(name); err != nil {
 						log.Fatalf("fusion: -answers: %v", err)
 					}

@@ -22,14 +22,14 @@ const othersShare = 0.5
 // query that names two authors, or none, too.
 func preferNamedAuthor(query string, results []SearchResult) {
 	var named string // the one author among the results the query names
-	padded := " " + strings.Join(words(query), " ") + " "
+	padded := " " + strings.Join(words(strings.ToLower(query)), " ") + " "
 	seen := map[string]bool{}
 	for _, r := range results {
 		if seen[r.Author] {
 			continue
 		}
 		seen[r.Author] = true
-		name := strings.Join(words(r.Author), " ")
+		name := strings.Join(words(strings.ToLower(r.Author)), " ")
 		if name == "" || !(&Document{Author: r.Author, Role: r.Role}).named() || !strings.Contains(padded, " "+name+" ") {
 			continue
 		}
@@ -49,7 +49,8 @@ func preferNamedAuthor(query string, results []SearchResult) {
 	sortResults(results)
 }
 
-// words are text's words, lowercased: "Caroline's" holds "caroline".
+// words are text's runs of letters and digits: "Caroline's" holds
+// "Caroline", "1,2023" holds "1" and "2023".
 func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }

@@ -82,7 +82,7 @@ func yearOf(t time.Time) period  { return period{year: t.Year()} }
 // is none (31 February) names nothing. Times named back from the question
 // ("last week") are counted from asked (see periodsBack).
 func periodsNamed(query string, asked time.Time) []period {
-	ws := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	ws := words(query)
 	var out []period
 	taken := make([]bool, len(ws)) // a number read as a day or a year of a month
 	for i, w := range ws {
