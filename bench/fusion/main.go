@@ -95,6 +95,11 @@ func main() {
 
 	ctx := context.Background()
 	out := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	if *answers != "" {
+		if err := os.MkdirAll(*answers, 0o755); err != nil {
+			log.Fatalf("fusion: -answers: %v", err)
+		}
+	}
 	for _, set := range []struct {
 		path string
 		load func(string, []byte) (*eval.Dataset, error)
