@@ -50,8 +50,8 @@ Formats (--data may be gzipped):
   jsonl        your own conversations, JSON lines of three kinds:
                  {"kind":"session","user":"alice","id":"trip","time":"2024-05-01T10:00:00Z"}
                  {"kind":"event","user":"alice","session":"trip","id":"e1","author":"alice","role":"user","text":"Book a flight to Lisbon"}
-                 {"kind":"query","user":"alice","id":"q1","text":"Where am I flying?","category":"travel","answers":["e1"]}
-               scored as locomo is.`,
+                 {"kind":"query","user":"alice","id":"q1","text":"Where am I flying?","category":"travel","answers":["e1"],"time":"2024-05-08T09:00:00Z"}
+               scored as locomo is; a query's time (optional) is when it is asked.`,
 		Example: `  hector eval --format locomo --data locomo10.json
   hector eval --format longmemeval --data longmemeval_s.jsonl.gz --config keyword.yaml --json
   hector eval --format jsonl --data my-conversations.jsonl --limit-questions 50`,

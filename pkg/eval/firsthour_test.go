@@ -86,7 +86,7 @@ func TestTheFirstHour(t *testing.T) {
 	var hybridFirst, encoderFirst int
 	for _, q := range d.Questions {
 		answer := q.Turns[0]
-		resp, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: q.Text, AppName: "firsthour", UserID: q.UserID, Limit: 10})
+		resp, err := svcs.Index.Search(t.Context(), &index.SearchRequest{Query: q.Text, AppName: "firsthour", UserID: q.UserID, Limit: 10, AskedAt: q.AskedAt})
 		if err != nil {
 			t.Fatal(err)
 		}

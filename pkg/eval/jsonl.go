@@ -16,11 +16,12 @@ import (
 //
 //	{"kind":"session","user":"alice","id":"trip","time":"2024-05-01T10:00:00Z"}
 //	{"kind":"event","user":"alice","session":"trip","id":"e1","author":"alice","role":"user","text":"Book a flight to Lisbon"}
-//	{"kind":"query","user":"alice","id":"q1","text":"Where am I flying?","category":"travel","answers":["e1"]}
+//	{"kind":"query","user":"alice","id":"q1","text":"Where am I flying?","category":"travel","answers":["e1"],"time":"2024-05-08T09:00:00Z"}
 //
 // A session comes before its events, which keep their order; time is
-// optional (events follow their session's a second apart); role is user
-// (the default) or assistant; category is optional. A query's answers are
+// optional (events follow their session's a second apart; a query is
+// asked at its time, what "last week" counts back from, else when it is
+// run); role is user (the default) or assistant; category is optional. A query's answers are
 // the IDs of the events that answer it, in its user's sessions. It is
 // scored with TurnMetrics.
 func LoadJSONL(name string, raw []byte) (*Dataset, error) { return DefaultLimits.LoadJSONL(name, raw) }
@@ -101,7 +102,7 @@ func (lim Limits) LoadJSONL(name string, raw []byte) (*Dataset, error) {
 					return fail("query %q: answer %q is no event of user %q declared before it", l.ID, a, l.User)
 				}
 			}
-			d.Questions = append(d.Questions, Question{ID: l.ID, UserID: l.User, Text: l.Text, Category: cmp.Or(l.Category, "all"), Turns: l.Answers})
+			d.Questions = append(d.Questions, Question{ID: l.ID, UserID: l.User, Text: l.Text, Category: cmp.Or(l.Category, "all"), Turns: l.Answers, AskedAt: l.Time})
 		default:
 			return fail("kind %q is not session, event or query", l.Kind)
 		}

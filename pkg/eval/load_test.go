@@ -160,7 +160,7 @@ const ownSet = `{"kind":"session","user":"alice","id":"trip","time":"2024-05-01T
 
 {"kind":"session","user":"bob","id":"work"}
 {"kind":"event","user":"bob","session":"work","id":"e1","text":"Deploys go through Konflux"}
-{"kind":"query","user":"alice","id":"q1","text":"Where am I flying in May?","category":"travel","answers":["e1"]}
+{"kind":"query","user":"alice","id":"q1","text":"Where am I flying in May?","category":"travel","answers":["e1"],"time":"2024-05-08T09:00:00Z"}
 {"kind":"query","user":"bob","id":"q2","text":"How do we deploy?","answers":["e1"]}
 `
 
@@ -171,6 +171,9 @@ func TestLoadJSONL(t *testing.T) {
 	}
 	if len(d.Users) != 2 || d.Turns() != 3 || len(d.Questions) != 2 || d.Questions[1].Category != "all" {
 		t.Fatalf("dataset = %+v", d)
+	}
+	if asked := d.Questions[0].AskedAt; !asked.Equal(time.Date(2024, 5, 8, 9, 0, 0, 0, time.UTC)) || !d.Questions[1].AskedAt.IsZero() {
+		t.Errorf("asked at %v and %v; want q1's time, and none for q2 (asked when run)", asked, d.Questions[1].AskedAt)
 	}
 	e2 := d.Users[0].Sessions[0].Turns[1]
 	if e2.Role != "assistant" || e2.Author != "assistant" || e2.Time.Format("15:04:05") != "10:00:01" {
@@ -184,6 +187,7 @@ func TestLoadJSONL(t *testing.T) {
 		"line 2: session \"trip\" of user \"alice\" appears twice": `{"kind":"session","user":"alice","id":"trip"}`,
 		"line 2: a event needs a user and an id":                   `{"kind":"event","session":"trip","text":"x"}`,
 		"line 2: not a line of this format (invalid":               `{broken`,
+		"line 2: not a line of this format (parsing time":          `{"kind":"query","user":"alice","id":"q","text":"t","answers":["e1"],"time":"yesterday"}`,
 		"no question to score":                                     `{"kind":"event","user":"alice","session":"trip","id":"e1","text":"x"}`,
 	} {
 		_, err := LoadJSONL("own.jsonl", []byte(`{"kind":"session","user":"alice","id":"trip"}`+"\n"+line+"\n"))

@@ -310,9 +310,19 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 		return resp, nil
 	}
 	o := Owner{req.AppName, req.UserID}
+	query, periods := req.Query, []period(nil)
+	if x.kind == KindHybrid {
+		asked := req.AskedAt
+		if asked.IsZero() {
+			asked = time.Now()
+		}
+		// A time the query names is matched against when each turn was
+		// said (preferNamedTime), and searched for by nothing else.
+		periods, query = readTimes(req.Query, asked)
+	}
 	var terms []string
 	if x.kind != KindVector {
-		terms = x.tok.Tokens(req.Query)
+		terms = x.tok.Tokens(query)
 	}
 	// The best candidates, more than the limit: a short question among
 	// them gives part of its score to its reply (creditReplies), and a
@@ -341,7 +351,7 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 			return err
 		})
 		g.Go(func() error {
-			vec, err := x.embedQuery(ctx, req.Query)
+			vec, err := x.embedQuery(ctx, query)
 			if err == nil {
 				vector, err = x.ranked(ctx, o, StoreQuery{Vector: vec, Limit: want, Filter: f}, want)
 			}
@@ -361,11 +371,7 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	creditReplies(resp.Results, floor)
 	if x.kind == KindHybrid {
 		preferNamedAuthor(req.Query, resp.Results)
-		asked := req.AskedAt
-		if asked.IsZero() {
-			asked = time.Now()
-		}
-		preferNamedTime(req.Query, asked, resp.Results)
+		preferNamedTime(periods, resp.Results)
 		creditSessions(resp.Results)
 		userFirst(resp.Results) // last: it moves a turn only past its session's next one
 	}

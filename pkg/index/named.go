@@ -52,5 +52,26 @@ func preferNamedAuthor(query string, results []SearchResult) {
 // words are text's runs of letters and digits: "Caroline's" holds
 // "Caroline", "1,2023" holds "1" and "2023".
 func words(text string) []string {
-	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.FieldsFunc(text, func(r rune) bool { return !inWord(r) })
+}
+
+func inWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// wordSpans are where text's words (see words) begin and end, in bytes.
+func wordSpans(text string) [][2]int {
+	var spans [][2]int
+	start := -1
+	for i, r := range text {
+		switch {
+		case inWord(r) && start < 0:
+			start = i
+		case !inWord(r) && start >= 0:
+			spans = append(spans, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		spans = append(spans, [2]int{start, len(text)})
+	}
+	return spans
 }

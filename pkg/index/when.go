@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,12 +22,11 @@ const near = 7 * 24 * time.Hour
 // did Maria plan on 7 July, 2023?", "Which places in Canada was Evan
 // visiting in July 2023?"), or a time back from when it is asked ("5 days
 // ago", "last week", "two months ago"), asks about what was said then, so a
-// result said more than a week away from every time it names counts half.
-// Every result carries when its event happened. Of LoCoMo's 783
-// development questions, 108 name such a time, and a third of them had
-// their answer first.
-func preferNamedTime(query string, asked time.Time, results []SearchResult) {
-	periods := periodsNamed(query, asked)
+// result said more than a week away from every time it names (periods,
+// see readTimes) counts half. Every result carries when its event
+// happened. Of LoCoMo's 783 development questions, 108 name such a time,
+// and a third of them had their answer first.
+func preferNamedTime(periods []period, results []SearchResult) {
 	if len(periods) == 0 {
 		return
 	}
@@ -75,16 +75,24 @@ func dayOf(t time.Time) period   { return period{t.Year(), int(t.Month()), t.Day
 func monthOf(t time.Time) period { return period{year: t.Year(), month: int(t.Month())} }
 func yearOf(t time.Time) period  { return period{year: t.Year()} }
 
-// periodsNamed returns the days, months and years query names: "7 July,
-// 2023", "July 7th 2023", "on 3 June", "in July 2023", "in June", "in
-// 2022". "May" and "March" are months only as names are written,
-// capitalised and not first ("May I ask…", "did they march"); a day that
-// is none (31 February) names nothing. Times named back from the question
-// ("last week") are counted from asked (see periodsBack).
-func periodsNamed(query string, asked time.Time) []period {
-	ws := words(query)
+// readTimes returns the days, months and years query names, and query
+// without the words that name them: "7 July, 2023", "July 7th 2023", "on 3
+// June", "in July 2023", "in June", "in 2022". "May" and "March" are months
+// only as names are written, capitalised and not first ("May I ask…", "did
+// they march"); a day that is none (31 February) names nothing. Times named
+// back from the question ("last week") are counted from asked (see
+// periodsBack). The query without its times is what a hybrid search looks
+// for: a time is matched against when each turn was said
+// (preferNamedTime), not against what turns say ("two months ago" finding
+// "freezing for two days"); where nothing else is left, the query is kept.
+func readTimes(query string, asked time.Time) (periods []period, rest string) {
+	spans := wordSpans(query)
+	ws := make([]string, len(spans))
+	for i, s := range spans {
+		ws[i] = query[s[0]:s[1]]
+	}
 	var out []period
-	taken := make([]bool, len(ws)) // a number read as a day or a year of a month
+	timed := make([]bool, len(ws)) // the words that name a time
 	for i, w := range ws {
 		month := monthNumber(w)
 		if month == 0 || ((month == 3 || month == 5) && (i == 0 || !unicode.IsUpper(rune(w[0])))) {
@@ -92,63 +100,105 @@ func periodsNamed(query string, asked time.Time) []period {
 		}
 		p := period{month: month}
 		next := i + 1
-		if d := dayNumber(ws, i-1); d > 0 && !taken[i-1] {
-			p.day, taken[i-1] = d, true
+		if d := dayNumber(ws, i-1); d > 0 && !timed[i-1] {
+			p.day, timed[i-1] = d, true
 		} else if d := dayNumber(ws, next); d > 0 {
-			p.day, taken[next] = d, true
+			p.day, timed[next] = d, true
 			next++
 		}
 		if y := yearNumber(ws, next); y > 0 {
-			p.year, taken[next] = y, true
+			p.year, timed[next] = y, true
 		}
 		if p.day > 0 && time.Date(max(p.year, 2000), time.Month(p.month), p.day, 0, 0, 0, 0, time.UTC).Day() != p.day {
 			continue
 		}
+		timed[i] = true
 		out = append(out, p)
 	}
 	for i := range ws {
-		if y := yearNumber(ws, i); y > 0 && !taken[i] {
+		if y := yearNumber(ws, i); y > 0 && !timed[i] {
+			timed[i] = true
 			out = append(out, period{year: y})
 		}
 	}
-	return append(out, periodsBack(ws, asked.UTC())...)
+	out = append(out, periodsBack(ws, asked.UTC(), timed)...)
+	if len(out) == 0 {
+		return nil, query
+	}
+	for i := len(ws) - 1; i > 0; i-- { // "in June", "on 3 June": the preposition goes with its time
+		switch strings.ToLower(ws[i-1]) {
+		case "in", "on", "during":
+			timed[i-1] = timed[i-1] || timed[i]
+		}
+	}
+	return out, cmp.Or(without(query, spans, timed), query)
+}
+
+// without is text without the words (at spans) that drop marks, the
+// spaces before them, nor what lies between two of them.
+func without(text string, spans [][2]int, drop []bool) string {
+	var b strings.Builder
+	at := 0 // text[at:] is still to write
+	for i := 0; i < len(spans); i++ {
+		if !drop[i] {
+			continue
+		}
+		last := i
+		for last+1 < len(spans) && drop[last+1] {
+			last++
+		}
+		from := spans[i][0]
+		for from > at && unicode.IsSpace(rune(text[from-1])) { // "for two months ago?": "for?"
+			from--
+		}
+		b.WriteString(text[at:from])
+		at, i = spans[last][1], last
+	}
+	b.WriteString(text[at:])
+	if len(words(b.String())) == 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // periodsBack returns the times words name back from asked: "yesterday",
 // "today", "last week", "last month", "last year", and "5 days ago", "two
-// weeks ago", "a month ago", "3 years ago" ("how many days ago" names none).
-func periodsBack(ws []string, asked time.Time) []period {
+// weeks ago", "a month ago", "3 years ago" ("how many days ago" names none),
+// and marks their words timed.
+func periodsBack(ws []string, asked time.Time, timed []bool) []period {
 	var out []period
+	took := func(p period, from, to int) {
+		out = append(out, p)
+		for i := from; i <= to; i++ {
+			timed[i] = true
+		}
+	}
+	back := func(unit string, n int) (period, bool) {
+		switch strings.TrimSuffix(strings.ToLower(unit), "s") {
+		case "day":
+			return dayOf(asked.AddDate(0, 0, -n)), true
+		case "week":
+			return dayOf(asked.AddDate(0, 0, -7*n)), true
+		case "month":
+			return monthOf(asked.AddDate(0, -n, 0)), true
+		case "year":
+			return yearOf(asked.AddDate(-n, 0, 0)), true
+		}
+		return period{}, false
+	}
 	for i, w := range ws {
-		w = strings.ToLower(w)
-		switch {
+		switch w = strings.ToLower(w); {
 		case w == "today":
-			out = append(out, dayOf(asked))
+			took(dayOf(asked), i, i)
 		case w == "yesterday":
-			out = append(out, dayOf(asked.AddDate(0, 0, -1)))
-		case w == "last" && i+1 < len(ws):
-			switch strings.ToLower(ws[i+1]) {
-			case "week":
-				out = append(out, dayOf(asked.AddDate(0, 0, -7)))
-			case "month":
-				out = append(out, monthOf(asked.AddDate(0, -1, 0)))
-			case "year":
-				out = append(out, yearOf(asked.AddDate(-1, 0, 0)))
+			took(dayOf(asked.AddDate(0, 0, -1)), i, i)
+		case w == "last" && i+1 < len(ws) && !strings.HasSuffix(strings.ToLower(ws[i+1]), "s"):
+			if p, ok := back(ws[i+1], 1); ok {
+				took(p, i, i+1)
 			}
-		case w == "ago" && i >= 2:
-			n := count(ws[i-2])
-			if n == 0 {
-				continue
-			}
-			switch strings.TrimSuffix(strings.ToLower(ws[i-1]), "s") {
-			case "day":
-				out = append(out, dayOf(asked.AddDate(0, 0, -n)))
-			case "week":
-				out = append(out, dayOf(asked.AddDate(0, 0, -7*n)))
-			case "month":
-				out = append(out, monthOf(asked.AddDate(0, -n, 0)))
-			case "year":
-				out = append(out, yearOf(asked.AddDate(-n, 0, 0)))
+		case w == "ago" && i >= 2 && count(ws[i-2]) > 0:
+			if p, ok := back(ws[i-1], count(ws[i-2])); ok {
+				took(p, i-2, i)
 			}
 		}
 	}

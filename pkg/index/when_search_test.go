@@ -50,3 +50,34 @@ func TestSearchCountsBackFromWhenItIsAsked(t *testing.T) {
 		t.Errorf("asked now, the first result is from %s, want the newest", got)
 	}
 }
+
+// The words that name a time are matched against when each turn was
+// said, not searched for: "two months ago" finds no turn by its "two".
+func TestSearchLooksForNoTimeWords(t *testing.T) {
+	idx, err := index.NewHybrid(hashEmbedder(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewInMemoryService()
+	asked := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	for _, text := range []string{"The boiler broke and we were freezing for two days", "My daughter signed up for the school choir"} {
+		ev := &session.Event{Author: "user", Timestamp: asked.AddDate(0, -2, 0), Message: session.NewTextMessage(session.RoleUser, text)}
+		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
+	}
+	query := "What did my daughter sign up for two months ago?"
+	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: query, AppName: "a", UserID: "u", AskedAt: asked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs.Results {
+		if _, found := r.Signals["keyword"]; found != (r.Content == "My daughter signed up for the school choir") {
+			t.Errorf("%q: %q found by its words: %v", query, r.Content, found)
+		}
+	}
+}

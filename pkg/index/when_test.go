@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestPeriodsNamed(t *testing.T) {
+func TestReadTimes(t *testing.T) {
 	asked := time.Date(2023, 4, 1, 16, 8, 0, 0, time.UTC) // a Saturday
 	for _, c := range []struct {
 		query string
@@ -39,8 +40,32 @@ func TestPeriodsNamed(t *testing.T) {
 		{"the last thing I said", nil},
 		{"call 555 1234 at 10:30", nil},
 	} {
-		if got := periodsNamed(c.query, asked); !slices.Equal(got, c.want) {
+		if got, _ := readTimes(c.query, asked); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v, want %v", c.query, got, c.want)
+		}
+	}
+}
+
+// A query is searched for without the words that name its times, which
+// are matched against when each turn was said instead.
+func TestReadTimesLeavesWhatIsAsked(t *testing.T) {
+	asked := time.Date(2023, 4, 1, 16, 8, 0, 0, time.UTC)
+	for query, want := range map[string]string{
+		"What did Maria plan on 7 July, 2023?":                            "What did Maria plan?",
+		"What did Maria plan to do later on the evening of 7 July, 2023?": "What did Maria plan to do later on the evening of?",
+		"Which places in Canada was Evan visiting in July 2023?":          "Which places in Canada was Evan visiting?",
+		"What did my girl sign up for two months ago?":                    "What did my girl sign up for?",
+		"Where did I go last week, and yesterday?":                        "Where did I go, and?",
+		"When did Melanie go camping in june":                             "When did Melanie go camping",
+		"May I ask what my dog is called?":                                "May I ask what my dog is called?",
+		"the last thing I said":                                           "the last thing I said",
+		"How many days ago did I attend a networking event?":              "How many days ago did I attend a networking event?",
+		"yesterday?":                 "yesterday?", // nothing else to search for
+		"on 7 July, 2023":            "on 7 July, 2023",
+		"Caroline's  plans in 2022 ": "Caroline's plans",
+	} {
+		if _, got := readTimes(query, asked); got != want {
+			t.Errorf("%q is searched for as %q, want %q", query, got, want)
 		}
 	}
 }
@@ -88,7 +113,8 @@ func TestWhatWasSaidThenComesFirst(t *testing.T) {
 		{"Which places did Evan visit in 2022?", []string{"june", "july", "late-july"}}, // every one halved
 	} {
 		got := slices.Clone(results)
-		preferNamedTime(c.query, time.Now(), got)
+		periods, _ := readTimes(c.query, time.Now())
+		preferNamedTime(periods, got)
 		if !slices.Equal(ids(got), c.want) {
 			t.Errorf("%q: %v, want %v", c.query, ids(got), c.want)
 		}
@@ -98,14 +124,19 @@ func TestWhatWasSaidThenComesFirst(t *testing.T) {
 	}
 }
 
-// FuzzPeriodsNamed: whatever the query, every period named is a real day,
-// month or year, and the parse ends.
-func FuzzPeriodsNamed(f *testing.F) {
+// FuzzReadTimes: whatever the query, every period named is a real day,
+// month or year, a query that names none is searched for as it is, and one
+// that does is never searched for as nothing.
+func FuzzReadTimes(f *testing.F) {
 	for _, s := range []string{"on 7 July, 2023", "5 days ago", "last week", "100 years ago", "101 years ago", "in June", "July 4th, 1999 and 2020", "May I?", "31 February 2023", "0 May 0000", "99 july 9999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
-		for _, p := range periodsNamed(query, time.Date(2023, 4, 1, 0, 0, 0, 0, time.UTC)) {
+		periods, rest := readTimes(query, time.Date(2023, 4, 1, 0, 0, 0, 0, time.UTC))
+		if len(periods) == 0 && rest != query || strings.TrimSpace(rest) == "" && strings.TrimSpace(query) != "" {
+			t.Fatalf("%q: searched for as %q", query, rest)
+		}
+		for _, p := range periods {
 			if p.month < 0 || p.month > 12 || p.day < 0 || p.day > 31 || (p.year != 0 && (p.year < 1900 || p.year > 2099)) || (p.day > 0 && p.month == 0) || p == (period{}) {
 				t.Fatalf("%q named %+v", query, p)
 			}
@@ -131,7 +162,8 @@ func BenchmarkReadingTheQuestion(b *testing.B) {
 	for b.Loop() {
 		rs := slices.Clone(results)
 		preferNamedAuthor("What did Caroline paint on 7 July, 2023?", rs)
-		preferNamedTime("What did Caroline paint on 7 July, 2023?", day, rs)
+		periods, _ := readTimes("What did Caroline paint on 7 July, 2023?", day)
+		preferNamedTime(periods, rs)
 		creditSessions(rs)
 	}
 }
