@@ -33,7 +33,9 @@ type Request struct {
 	Filter    index.Filter
 	// RecencyHalfLife, when set, ranks newer messages higher.
 	RecencyHalfLife time.Duration
-	// AsOf, when set, finds the facts that held then instead of now.
+	// AsOf, when set, is when the search is asked instead of now: the
+	// facts found are those that held then, and a time the query counts
+	// back ("last week") counts back from it.
 	AsOf time.Time
 	// FactScope is whose facts to search (default: the user's).
 	FactScope *facts.Scope
@@ -60,7 +62,7 @@ type Message struct {
 // Recall searches m for req.
 func (m Memory) Recall(ctx context.Context, req Request) (*Result, error) {
 	resp, err := m.Index.Search(ctx, &index.SearchRequest{Query: req.Query, AppName: req.App, UserID: req.User,
-		Limit: req.Limit, Filter: req.Filter, RecencyHalfLife: req.RecencyHalfLife})
+		Limit: req.Limit, Filter: req.Filter, RecencyHalfLife: req.RecencyHalfLife, AskedAt: req.AsOf})
 	if err != nil {
 		return nil, err
 	}

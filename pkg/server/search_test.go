@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hectormem/hector/pkg/config"
 )
 
 // memory:search takes the filters and the recency half-life in its body,
@@ -89,5 +91,36 @@ func TestSearchFiltersAndRecency(t *testing.T) {
 	recent := search(map[string]any{"query": "street", "author": "Alice", "recency_half_life": "3d"})
 	if got := ids(recent); !slices.Equal(got, []string{"e3", "e1"}) || recent[0].Signals["recency"].Rank != 1 {
 		t.Errorf("preferring recent found %q (%+v), want the move first, with its recency signal", got, recent)
+	}
+}
+
+// "as_of" in memory:search is when the search is asked: a hybrid search's
+// "last week" counts back from it, as the facts found are those that held
+// then.
+func TestSearchAsOfCountsBackFromThen(t *testing.T) {
+	s := newTestServer(t, func(c *config.Config) {
+		c.Server.Index.Type, c.Server.Index.Embedder = "hybrid", "h"
+	}, "embedders:\n  h: {type: hash}\n")
+	do(t, s, "POST", "/v1/apps/a/users/alice/sessions", adminKey, map[string]any{"session_id": "teeth"})
+	for id, at := range map[string]string{"march": "2026-03-02T09:00:00Z", "may": "2026-05-04T09:00:00Z"} {
+		w := do(t, s, "POST", "/v1/apps/a/users/alice/sessions/teeth/events", adminKey, map[string]any{"id": id, "author": "user", "timestamp": at,
+			"message": map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "I had a check-up at the dentist"}}}})
+		if w.Code != 201 {
+			t.Fatal(w.Code, w.Body)
+		}
+	}
+	for asOf, want := range map[string]string{"2026-03-09": "march", "2026-05-11T10:00:00Z": "may"} {
+		w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, map[string]any{"query": "the dentist last week", "as_of": asOf})
+		var out struct {
+			Results []struct {
+				EventID string `json:"event_id"`
+			}
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || w.Code != 200 || len(out.Results) != 2 || out.Results[0].EventID != want {
+			t.Errorf("asked as of %s: %d %s; want %q first", asOf, w.Code, w.Body, want)
+		}
+	}
+	if w := do(t, s, "POST", "/v1/apps/a/users/alice/memory:search", aliceKey, map[string]any{"query": "dentist", "as_of": "last week"}); w.Code != 400 || !strings.Contains(w.Body.String(), "as_of") {
+		t.Errorf("a bad as_of: %d %s", w.Code, w.Body)
 	}
 }
