@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,7 +130,10 @@ func readTimes(query string, asked time.Time) (periods []period, rest string) {
 			timed[i-1] = timed[i-1] || timed[i]
 		}
 	}
-	return out, cmp.Or(without(query, spans, timed), query)
+	if rest = without(query, spans, timed); len(words(rest)) == 0 {
+		rest = query // nothing but a time: searched for as it is
+	}
+	return out, rest
 }
 
 // without is text without the words (at spans) that drop marks, the
@@ -155,9 +157,6 @@ func without(text string, spans [][2]int, drop []bool) string {
 		at, i = spans[last][1], last
 	}
 	b.WriteString(text[at:])
-	if len(words(b.String())) == 0 {
-		return ""
-	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
