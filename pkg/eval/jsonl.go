@@ -21,9 +21,9 @@ import (
 // A session comes before its events, which keep their order; time is
 // optional (events follow their session's a second apart; a query is
 // asked at its time, what "last week" counts back from, else when it is
-// run); role is user (the default) or assistant; category is optional. A query's answers are
-// the IDs of the events that answer it, in its user's sessions. It is
-// scored with TurnMetrics.
+// run); role is user (the default) or assistant; category is optional. A
+// query's answers are the IDs of the events that answer it, in its user's
+// sessions. It is scored with TurnMetrics.
 func LoadJSONL(name string, raw []byte) (*Dataset, error) { return DefaultLimits.LoadJSONL(name, raw) }
 
 // LoadJSONL is LoadJSONL within l.
