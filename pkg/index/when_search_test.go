@@ -11,21 +11,10 @@ import (
 // A search reads the times its query names back from when it is asked:
 // now, or AskedAt when a replay of past conversations sets it.
 func TestSearchCountsBackFromWhenItIsAsked(t *testing.T) {
-	idx, err := index.NewHybrid(hashEmbedder(t, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions := session.NewInMemoryService()
+	idx := newHybrid(t)
 	asked := time.Date(2023, 3, 20, 11, 50, 0, 0, time.UTC)
 	for _, daysBefore := range []int{60, 5, 90} {
-		resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-		ev := &session.Event{Author: "user", Timestamp: asked.AddDate(0, 0, -daysBefore), Message: session.NewTextMessage(session.RoleUser, "I posted in the climbing group")}
-		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
-			t.Fatal(err)
-		}
-		if err := idx.Index(t.Context(), resp.Session); err != nil {
-			t.Fatal(err)
-		}
+		indexSaid(t, idx, asked.AddDate(0, 0, -daysBefore), "I posted in the climbing group")
 	}
 	search := func(query string, at time.Time) time.Time {
 		t.Helper()
@@ -54,22 +43,9 @@ func TestSearchCountsBackFromWhenItIsAsked(t *testing.T) {
 // The words that name a time are matched against when each turn was
 // said, not searched for: "two months ago" finds no turn by its "two".
 func TestSearchLooksForNoTimeWords(t *testing.T) {
-	idx, err := index.NewHybrid(hashEmbedder(t, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions := session.NewInMemoryService()
+	idx := newHybrid(t)
 	asked := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	resp, _ := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	for _, text := range []string{"The boiler broke and we were freezing for two days", "My daughter signed up for the school choir"} {
-		ev := &session.Event{Author: "user", Timestamp: asked.AddDate(0, -2, 0), Message: session.NewTextMessage(session.RoleUser, text)}
-		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := idx.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
-	}
+	indexSaid(t, idx, asked.AddDate(0, -2, 0), "The boiler broke and we were freezing for two days", "My daughter signed up for the school choir")
 	query := "What did my daughter sign up for two months ago?"
 	rs, err := idx.Search(t.Context(), &index.SearchRequest{Query: query, AppName: "a", UserID: "u", AskedAt: asked})
 	if err != nil {
@@ -79,5 +55,34 @@ func TestSearchLooksForNoTimeWords(t *testing.T) {
 		if _, found := r.Signals["keyword"]; found != (r.Content == "My daughter signed up for the school choir") {
 			t.Errorf("%q: %q found by its words: %v", query, r.Content, found)
 		}
+	}
+}
+
+func newHybrid(t *testing.T) *index.Index {
+	t.Helper()
+	idx, err := index.NewHybrid(hashEmbedder(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+// indexSaid indexes a new session of user u of app a whose turns say
+// texts, all at once.
+func indexSaid(t *testing.T, idx *index.Index, at time.Time, texts ...string) {
+	t.Helper()
+	sessions := session.NewInMemoryService()
+	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range texts {
+		ev := &session.Event{Author: "user", Timestamp: at, Message: session.NewTextMessage(session.RoleUser, text)}
+		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idx.Index(t.Context(), resp.Session); err != nil {
+		t.Fatal(err)
 	}
 }
