@@ -9,6 +9,25 @@ import (
 // more than the top few of each list.
 func hybridCandidates(limit int) int { return max(4*limit, 40) }
 
+// keywordCandidates is how many keyword results a hybrid search fuses:
+// more than of the vector's. Fusion scores a vector result by the
+// similarity its list is ranked by, so those past the cut would all have
+// scored less than those kept; it scores a keyword result by its coverage
+// too (see fuse), and its list is ranked by BM25, which counts a word's
+// rarity and repetition: a turn that holds every word of the question
+// once can sit behind dozens that repeat one of them, and outscore
+// them all once fused. Cut short, the keyword list gives such a turn
+// nothing. On LoCoMo's development half (783 questions) 100 keyword
+// results for the vector's 40 took hit@1 and recall@5 from 0.503 and 0.697
+// to 0.507 and 0.707 (with 60: 0.506 and 0.701; 150, 200 or 400: 0.504 to
+// 0.506 and 0.708), and alike with the other kernels (see
+// docs/evaluation.md); LongMemEval's searches (100 results) and the first
+// hour's did not move. The keyword search runs while the query is
+// embedded, so its deeper list costs no time a search waits for; the
+// vector's 100 as well would (+1 ms of a LoCoMo search's 4.4 ms p50) for
+// as much again of hit@1 and a point of recall@10.
+func keywordCandidates(limit int) int { return max(hybridCandidates(limit), 100) }
+
 // DefaultVectorWeight is the vector's share of a fused score, the
 // keyword's being the rest, for an embedder that does not give its own
 // (embed.VectorWeight: e5-small does), unless WithFusion says otherwise.

@@ -347,7 +347,8 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 		var g errgroup.Group
 		var keyword, vector []SearchResult
 		g.Go(func() (err error) {
-			keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: want, Filter: f}, want)
+			deeper := keywordCandidates(limit)
+			keyword, err = x.ranked(ctx, o, StoreQuery{Terms: terms, Limit: deeper, Filter: f}, deeper)
 			return err
 		})
 		g.Go(func() error {
