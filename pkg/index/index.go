@@ -371,6 +371,7 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 	}
 	creditReplies(resp.Results, floor)
 	if x.kind == KindHybrid {
+		countAssistantsLess(resp.Results)
 		preferNamedAuthor(req.Query, resp.Results)
 		preferNamedTime(periods, resp.Results)
 		creditSessions(resp.Results)

@@ -106,3 +106,63 @@ func sessionsInOrder(rs []SearchResult) []string {
 	}
 	return out
 }
+
+func TestAnAssistantsTurnCountsLess(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		results []SearchResult
+		want    []string
+	}{
+		{"a restatement turns later", []SearchResult{
+			found("s1", 8, session.RoleAssistant, 0.9, 0), found("s1", 3, session.RoleUser, 0.8, 0),
+		}, []string{"s1:3", "s1:8"}},
+		{"another session's reply", []SearchResult{
+			found("s2", 6, session.RoleAssistant, 0.9, 0), found("s1", 3, session.RoleUser, 0.8, 0),
+		}, []string{"s1:3", "s2:6"}},
+		{"what the assistant said, nothing the user said as near", []SearchResult{
+			found("s1", 6, session.RoleAssistant, 0.9, 0), found("s1", 3, session.RoleUser, 0.7, 0),
+		}, []string{"s1:6", "s1:3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := slices.Clone(c.results)
+			countAssistantsLess(got)
+			if !slices.Equal(ids(got), c.want) {
+				t.Errorf("order %v, want %v", ids(got), c.want)
+			}
+		})
+	}
+}
+
+// Whatever the results, countAssistantsLess keeps every one, leaves the
+// user's scores as they were, takes assistantShare of each assistant's,
+// and leaves them sorted.
+func TestCountAssistantsLessKeepsResultsAndScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		var rs []SearchResult
+		score := 1.0
+		for i := range rng.IntN(12) {
+			role := []string{session.RoleUser, session.RoleAssistant, session.RoleTool}[rng.IntN(3)]
+			score -= rng.Float64() / 10
+			rs = append(rs, found(fmt.Sprintf("s%d", rng.IntN(3)), int64(i+1), role, score, 0))
+		}
+		got := slices.Clone(rs)
+		countAssistantsLess(got)
+		if !slices.IsSortedFunc(got, func(a, b SearchResult) int { return cmp.Compare(b.Score, a.Score) }) {
+			t.Fatalf("scores out of order: %v", got)
+		}
+		if len(got) != len(rs) {
+			t.Fatalf("%d results became %d", len(rs), len(got))
+		}
+		for _, r := range rs {
+			i := slices.IndexFunc(got, func(g SearchResult) bool { return g.EventID == r.EventID })
+			want := r.Score
+			if r.Role == session.RoleAssistant {
+				want *= assistantShare
+			}
+			if i < 0 || got[i].Score != want {
+				t.Fatalf("%s (%s) scored %v: %v, want %v", r.EventID, r.Role, r.Score, got, want)
+			}
+		}
+	}
+}
