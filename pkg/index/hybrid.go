@@ -10,7 +10,7 @@ import (
 func hybridCandidates(limit int) int { return max(4*limit, 40) }
 
 // keywordCandidates is how many keyword results a hybrid search fuses:
-// more than of the vector's. Fusion scores a vector result by the
+// more than the vector's. Fusion scores a vector result by the
 // similarity its list is ranked by, so those past the cut would all have
 // scored less than those kept; it scores a keyword result by its coverage
 // too (see fuse), and its list is ranked by BM25, which counts a word's

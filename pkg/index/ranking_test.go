@@ -10,10 +10,10 @@ import (
 )
 
 // A turn that holds every word of the question, once each in a long
-// sentence, is BM25's 61st among 60 short turns that each repeat one of
-// them, and the vector's too; fused, it holds the whole question and they
-// a third of it, so it comes first, however deep in the keyword list it
-// was found (see keywordCandidates).
+// sentence, is BM25's 61st, behind 60 short turns that each repeat one of
+// them. Found by the vector alone it ranks below them; with its words too
+// it holds the whole question and they a third of it, so it comes first,
+// however deep in the keyword list it was found (see keywordCandidates).
 func TestHybridFindsTheTurnHoldingTheWholeQuestionDeepInTheKeywordList(t *testing.T) {
 	idx := newHybrid(t)
 	var texts []string
@@ -66,22 +66,13 @@ func TestTheUserWhoSaidItRanksAboveTheAssistantWhoRestatedIt(t *testing.T) {
 // the user's and the assistant's in turn, the user's first.
 func indexDialogue(t *testing.T, idx *index.Index, turns ...string) {
 	t.Helper()
-	sessions := session.NewInMemoryService()
-	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var events []*session.Event
 	for i, text := range turns {
 		author, role := "user", session.RoleUser
 		if i%2 == 1 {
 			author, role = "helper", session.RoleAssistant
 		}
-		ev := &session.Event{Author: author, Message: session.NewTextMessage(role, text)}
-		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
-			t.Fatal(err)
-		}
+		events = append(events, &session.Event{Author: author, Message: session.NewTextMessage(role, text)})
 	}
-	if err := idx.Index(t.Context(), resp.Session); err != nil {
-		t.Fatal(err)
-	}
+	indexSession(t, idx, events...)
 }

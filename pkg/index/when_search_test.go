@@ -71,13 +71,23 @@ func newHybrid(t *testing.T) *index.Index {
 // texts, all at once.
 func indexSaid(t *testing.T, idx *index.Index, at time.Time, texts ...string) {
 	t.Helper()
+	var events []*session.Event
+	for _, text := range texts {
+		events = append(events, &session.Event{Author: "user", Timestamp: at, Message: session.NewTextMessage(session.RoleUser, text)})
+	}
+	indexSession(t, idx, events...)
+}
+
+// indexSession appends events to a new session of user u of app a, and
+// indexes it.
+func indexSession(t *testing.T, idx *index.Index, events ...*session.Event) {
+	t.Helper()
 	sessions := session.NewInMemoryService()
 	resp, err := sessions.Create(t.Context(), &session.CreateRequest{AppName: "a", UserID: "u"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, text := range texts {
-		ev := &session.Event{Author: "user", Timestamp: at, Message: session.NewTextMessage(session.RoleUser, text)}
+	for _, ev := range events {
 		if err := sessions.AppendEvent(t.Context(), resp.Session, ev); err != nil {
 			t.Fatal(err)
 		}
