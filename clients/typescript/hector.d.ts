@@ -1041,7 +1041,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 role?: string;
-                /** @description How well the result answers the query. A hybrid index's is between 0 and 1: (1 − w) × the share of the query's terms the result holds (times the square root of its keyword score against the best) + w × its similarity in meaning above the model's floor, w the model's share (0.65 for e5-small, the default; 0.4 for the others); a keyword or vector index's is its own search's score. Then a short question among the candidates gives half its score to its reply, the event right after it (which may then pass 1); an assistant's turn keeps 0.8 of its score; a result by anyone but the one author the query names, or said more than a week from every time it names, counts half; and each result gains 0.3 of its session's second-best score. */
+                /** @description How well the result answers the query. A hybrid index's is between 0 and 1: (1 − w) × the share of the query's terms the result holds (times the square root of its keyword score against the best) + w × its similarity in meaning above the model's floor, w the model's share (0.65 for e5-small, the default; 0.4 for the others); a keyword or vector index's is its own search's score. Then a short question among the candidates gives half its score to its reply, the event right after it (which may then pass 1); an assistant's turn keeps 0.85 of its score; a result by anyone but the one author the query names, or said more than a week from every time it names, counts half; and each result gains 0.3 of its session's second-best score. */
                 score?: number;
                 seq?: number;
                 session_id?: string;
