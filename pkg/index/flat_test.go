@@ -35,6 +35,13 @@ func randomDocs(r *rand.Rand, n, dims int) ([]Document, [][]float32) {
 	return docs, vecs
 }
 
+// orderAfter is the order of results' IDs after rule, run on a copy.
+func orderAfter(rule func([]SearchResult), results []SearchResult) []string {
+	got := slices.Clone(results)
+	rule(got)
+	return ids(got)
+}
+
 func ids(rs []SearchResult) []string {
 	var out []string
 	for _, r := range rs {

@@ -48,10 +48,9 @@ func TestTheAuthorAQueryNamesComesFirst(t *testing.T) {
 			[]string{"Bob:4", "!!!:3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := slices.Clone(c.results)
-			preferNamedAuthor(c.query, got)
-			if !slices.Equal(ids(got), c.want) {
-				t.Errorf("order %v, want %v", ids(got), c.want)
+			got := orderAfter(func(rs []SearchResult) { preferNamedAuthor(c.query, rs) }, c.results)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("order %v, want %v", got, c.want)
 			}
 		})
 	}

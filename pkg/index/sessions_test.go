@@ -28,10 +28,8 @@ func TestASessionThatSaysMoreComesFirst(t *testing.T) {
 			[]string{"a:1", "b:4"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := slices.Clone(c.results)
-			creditSessions(got)
-			if !slices.Equal(ids(got), c.want) {
-				t.Errorf("order %v, want %v", ids(got), c.want)
+			if got := orderAfter(creditSessions, c.results); !slices.Equal(got, c.want) {
+				t.Errorf("order %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -72,7 +72,6 @@ const assistantShare = 0.85
 // preference question's session out of the first five; 0.6 took the
 // assistant's answers' hit@1 to 0.583. LoCoMo and the first-hour set have
 // no assistant; they did not move.
-// results must be best first.
 func countAssistantsLess(results []SearchResult) {
 	found := false
 	for i := range results {

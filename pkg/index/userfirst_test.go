@@ -124,10 +124,8 @@ func TestAnAssistantsTurnCountsLess(t *testing.T) {
 		}, []string{"s1:6", "s1:3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := slices.Clone(c.results)
-			countAssistantsLess(got)
-			if !slices.Equal(ids(got), c.want) {
-				t.Errorf("order %v, want %v", ids(got), c.want)
+			if got := orderAfter(countAssistantsLess, c.results); !slices.Equal(got, c.want) {
+				t.Errorf("order %v, want %v", got, c.want)
 			}
 		})
 	}
