@@ -23,9 +23,12 @@ func hybridCandidates(limit int) int { return max(4*limit, 40) }
 // 0.506 and 0.708), and alike with the other kernels (see
 // docs/evaluation.md); LongMemEval's searches (100 results) and the first
 // hour's did not move. The keyword search runs while the query is
-// embedded, so its deeper list costs no time a search waits for; the
-// vector's 100 as well would (+1 ms of a LoCoMo search's 4.4 ms p50) for
-// as much again of hit@1 and a point of recall@10.
+// embedded, which hides most of its deeper list on LoCoMo's short turns;
+// not all of it on long ones, nor when the query's vector is remembered:
+// bench/scale (LongMemEval's turns, 300 a user) searched at p50 3.7-4.3
+// ms against 3.2, and again 1.5-1.7 ms against 1.2-1.3. The vector's 100
+// as well would cost more (+1 ms of a LoCoMo search's 4.4 ms p50) for as
+// much again of hit@1 and a point of recall@10.
 func keywordCandidates(limit int) int { return max(hybridCandidates(limit), 100) }
 
 // DefaultVectorWeight is the vector's share of a fused score, the
