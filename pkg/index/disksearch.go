@@ -261,7 +261,6 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 			return nil, err
 		}
 	}
-	row := make([]float32, len(q))
 	for layer, docs := range mem.layers {
 		for i := range docs {
 			n := memDocNumber(layer, i)
@@ -269,10 +268,11 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 			if raw == nil || !f.IsZero() && !f.Keeps(&docs[i].Document) {
 				continue
 			}
-			if !decodeVector(row, raw) {
+			score, ok := similarity(q, raw)
+			if !ok {
 				return nil, errStoredDims(len(q))
 			}
-			consider(n, dot(q, row))
+			consider(n, score)
 		}
 	}
 	order := make([]scored, len(best))
@@ -301,7 +301,6 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 // they come from memory when the owner was searched since the file last
 // changed (ownerVectors); a filter reads them with the documents' fields.
 func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Filter, consider func(doc int64, score float32)) error {
-	row := make([]float32, len(q))
 	if f.IsZero() {
 		e := d.vectors.get(owner)
 		if e == nil {
@@ -312,10 +311,11 @@ func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Fi
 			d.vectors.put(e)
 		}
 		for i, doc := range e.docs {
-			if !decodeVector(row, e.vector(i)) {
+			score, ok := similarity(q, e.vector(i))
+			if !ok {
 				return errStoredDims(len(q))
 			}
-			consider(doc, dot(q, row))
+			consider(doc, score)
 		}
 		return nil
 	}
@@ -339,10 +339,11 @@ func (d *diskDB) scanVectors(ctx context.Context, owner int64, q []float32, f Fi
 		if !f.Keeps(&meta) {
 			continue
 		}
-		if !decodeVector(row, raw) {
+		score, ok := similarity(q, raw)
+		if !ok {
 			return errStoredDims(len(q))
 		}
-		consider(doc, dot(q, row))
+		consider(doc, score)
 	}
 	return rows.Err()
 }

@@ -92,26 +92,6 @@ func encodeVector(u []float32) []byte {
 	return b
 }
 
-// decodeVector reads b into v, which has its length, and reports whether b
-// holds a vector of that length: in int8 with its scale, or in float32, as
-// files written before int8 keep theirs (the lengths never meet).
-func decodeVector(v []float32, b []byte) bool {
-	switch len(b) {
-	case 4 + len(v):
-		scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
-		for i := range v {
-			v[i] = float32(int8(b[4+i])) * scale
-		}
-	case 4 * len(v):
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	default:
-		return false
-	}
-	return true
-}
-
 type rowReader interface {
 	row(ctx context.Context, query string, args ...any) scanner
 }

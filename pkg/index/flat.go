@@ -174,24 +174,6 @@ func (s *flatShard) query(ctx context.Context, vec []float32, limit int, f Filte
 	return out, nil
 }
 
-// dot is the dot product of two vectors of one length, four sums at a
-// time so the compiler can keep them in registers.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
 type scored struct {
 	doc   int
 	score float32
