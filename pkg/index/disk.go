@@ -229,16 +229,28 @@ func (s *diskStore) Missing(ctx context.Context, o Owner, sessionID string, even
 }
 
 func (s *diskStore) Search(ctx context.Context, o Owner, q StoreQuery) (results []SearchResult, err error) {
+	text := fullText
+	if q.textsLater {
+		text = briefText
+	}
 	err = s.use(func(db *diskDB, schema Schema) error {
 		switch {
 		case q.Vector != nil && schema.Dimensions > 0:
-			results, err = db.nearest(ctx, o, q.Vector, q.Limit, q.Filter)
+			results, err = db.nearest(ctx, o, q.Vector, q.Limit, q.Filter, text)
 		case q.Vector == nil && schema.Terms:
-			results, err = db.bm25(ctx, o, unique(q.Terms), q.Limit, q.Filter)
+			results, err = db.bm25(ctx, o, unique(q.Terms), q.Limit, q.Filter, text)
 		}
 		return err
 	})
 	return results, err
+}
+
+func (s *diskStore) texts(ctx context.Context, o Owner, results []SearchResult) (out []SearchResult, err error) {
+	err = s.use(func(db *diskDB, _ Schema) error {
+		out, err = db.texts(ctx, o, results)
+		return err
+	})
+	return out, err
 }
 
 // DropOwner deletes what is left of the owner (their row and its

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ import (
 // once) that f keeps, exactly as the in-memory shard does (bm25Shard.search):
 // the same statistics over all the owner's documents, the same sums in the
 // same order, the same ties broken by recency.
-func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f Filter) ([]SearchResult, error) {
+func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f Filter, text textRead) ([]SearchResult, error) {
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -69,7 +70,7 @@ func (d *diskDB) bm25(ctx context.Context, o Owner, terms []string, limit int, f
 	if filter != nil && filter.err != nil {
 		return nil, filter.err
 	}
-	return d.top(ctx, owner, mem, scores, limit)
+	return d.top(ctx, owner, mem, scores, limit, text)
 }
 
 type diskPosting struct{ doc, tf, length int64 }
@@ -110,7 +111,7 @@ func (k *keptDocs) keeps(doc int64) bool {
 	if keep, ok := k.known[doc]; ok || k.err != nil {
 		return keep
 	}
-	docs, err := k.d.load(k.ctx, k.owner, []int64{doc}, false)
+	docs, err := k.d.load(k.ctx, k.owner, []int64{doc}, noText)
 	if err != nil {
 		k.err = err
 		return false
@@ -123,7 +124,7 @@ func (k *keptDocs) keeps(doc int64) bool {
 // top returns the best-scoring documents, ties broken by recency then
 // event, as bm25Shard.top: every document scoring as well as the last one
 // kept is read, so the tie is broken among all of them.
-func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores bm25Scores[int64], limit int) ([]SearchResult, error) {
+func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores bm25Scores[int64], limit int, text textRead) ([]SearchResult, error) {
 	ranked := make([]int64, 0, len(scores))
 	for doc := range scores {
 		ranked = append(ranked, doc)
@@ -138,7 +139,7 @@ func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores bm25
 		end++
 	}
 	ranked = ranked[:end]
-	docs, err := d.docsOf(ctx, owner, mem, ranked)
+	docs, err := d.docsOf(ctx, owner, mem, ranked, text)
 	if err != nil {
 		return nil, err
 	}
@@ -157,20 +158,21 @@ func (d *diskDB) top(ctx context.Context, owner int64, mem *memView, scores bm25
 	out := make([]SearchResult, len(ranked))
 	for i, doc := range ranked {
 		out[i] = scores[doc].result(docs[doc])
+		textReadAs(&out[i], doc, text)
 	}
 	return out, nil
 }
 
-// docsOf returns the owner's documents numbered docs, from the file or
-// the unflushed layers.
-func (d *diskDB) docsOf(ctx context.Context, owner int64, mem *memView, docs []int64) (map[int64]*Document, error) {
+// docsOf returns the owner's documents numbered docs, from the file (with
+// their texts as text says) or the unflushed layers (with their texts).
+func (d *diskDB) docsOf(ctx context.Context, owner int64, mem *memView, docs []int64, text textRead) (map[int64]*Document, error) {
 	var inFile []int64
 	for _, n := range docs {
 		if n >= 0 {
 			inFile = append(inFile, n)
 		}
 	}
-	out, err := d.load(ctx, owner, inFile, true)
+	out, err := d.load(ctx, owner, inFile, text)
 	if err != nil {
 		return nil, err
 	}
@@ -184,14 +186,27 @@ func (d *diskDB) docsOf(ctx context.Context, owner int64, mem *memView, docs []i
 	return out, nil
 }
 
-// load reads the owner's documents numbered docs (their text too, when
-// withText), by number.
-func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText bool) (map[int64]*Document, error) {
+// textRead is how much of documents' texts a search reads from the file.
+type textRead int
+
+const (
+	noText textRead = iota
+	// briefText: only texts of at most briefTextLength characters (or
+	// compressed bytes), all a brief question can be (creditReplies reads
+	// the candidates' for it, see asksBriefly); the others are read for
+	// the results kept (textsLater).
+	briefText
+	fullText
+)
+
+// briefTextLength: 20 words of 12 letters.
+const briefTextLength = 256
+
+// load reads the owner's documents numbered docs, with as much of their
+// texts as text says, by number.
+func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, text textRead) (map[int64]*Document, error) {
 	out := make(map[int64]*Document, len(docs))
-	text := `''`
-	if withText {
-		text = `text`
-	}
+	column := map[textRead]string{noText: `''`, briefText: `CASE WHEN length(text) <= ` + strconv.Itoa(briefTextLength) + ` THEN text END`, fullText: `text`}[text]
 	const chunk = 32 // a statement for each count of documents, so few counts
 	for start := 0; start < len(docs); start += chunk {
 		part := docs[start:min(start+chunk, len(docs))]
@@ -202,7 +217,7 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 		for len(args) < chunk { // repeating a document reads it once
 			args = append(args, args[0])
 		}
-		rows, err := d.query(ctx, `SELECT id `+docOfRow+`, session, event, seq, author, role, ts, `+text+
+		rows, err := d.query(ctx, `SELECT id `+docOfRow+`, session, event, seq, author, role, ts, `+column+
 			` FROM docs WHERE id IN (?`+strings.Repeat(`, ?`, chunk-1)+`)`, args...)
 		if err != nil {
 			return nil, err
@@ -233,7 +248,7 @@ func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, withText b
 // cosine similarity, as the flat store does but from vectors kept in int8:
 // one pass over the owner's vectors, which the file keeps together, a dot
 // product each.
-func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter) ([]SearchResult, error) {
+func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int, f Filter, text textRead) ([]SearchResult, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -283,7 +298,7 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 	for i, s := range order {
 		nums[i] = int64(s.doc)
 	}
-	docs, err := d.docsOf(ctx, owner, mem, nums)
+	docs, err := d.docsOf(ctx, owner, mem, nums, text)
 	if err != nil {
 		return nil, err
 	}
@@ -291,9 +306,72 @@ func (d *diskDB) nearest(ctx context.Context, o Owner, vec []float32, limit int,
 	for _, s := range order {
 		if dd := docs[int64(s.doc)]; dd != nil {
 			out = append(out, dd.Result(float64(s.score)))
+			textReadAs(&out[len(out)-1], int64(s.doc), text)
 		}
 	}
 	return out, nil
+}
+
+// textReadAs marks r, the document numbered doc, as given without its
+// text when its text was left in the file (every document has some: see
+// Include.documentOf).
+func textReadAs(r *SearchResult, doc int64, text textRead) {
+	if text == briefText && doc >= 0 && r.Content == "" {
+		r.textLater, r.doc = true, doc
+	}
+}
+
+// texts reads the texts results left in the file, by number, or by event
+// where a rebuild swapped files meanwhile and numbered them anew; a
+// result whose document is gone is left out.
+func (d *diskDB) texts(ctx context.Context, o Owner, results []SearchResult) ([]SearchResult, error) {
+	d.viewMu.RLock()
+	defer d.viewMu.RUnlock()
+	owner, found, err := ownerID(ctx, d, o)
+	if err != nil {
+		return nil, err
+	}
+	var nums []int64
+	for _, r := range results {
+		if r.textLater {
+			nums = append(nums, r.doc)
+		}
+	}
+	docs := map[int64]*Document{}
+	if found {
+		if docs, err = d.load(ctx, owner, nums, fullText); err != nil {
+			return nil, err
+		}
+	}
+	out := results[:0]
+	for _, r := range results {
+		if r.textLater {
+			dd := docs[r.doc]
+			if found && (dd == nil || dd.SessionID != r.SessionID || dd.EventID != r.EventID) {
+				if dd, err = d.docOfEvent(ctx, owner, r.SessionID, r.EventID); err != nil {
+					return nil, err
+				}
+			}
+			if dd == nil {
+				continue
+			}
+			r.Content, r.textLater, r.doc = dd.Text, false, 0
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// docOfEvent reads the owner's document of an event, with its text, or
+// nil when the file has none.
+func (d *diskDB) docOfEvent(ctx context.Context, owner int64, sessionID, eventID string) (*Document, error) {
+	var dd Document
+	err := d.row(ctx, `SELECT session, event, text FROM docs WHERE owner = ? AND session = ? AND event = ?`, owner, sessionID, eventID).
+		Scan(&dd.SessionID, &dd.EventID, storedText{&dd.Text})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return &dd, err
 }
 
 // scanVectors hands consider each of the owner's vectors in the file that

@@ -381,7 +381,24 @@ func (x *Index) Search(ctx context.Context, req *SearchRequest) (_ *SearchRespon
 		preferRecent(resp.Results, req.RecencyHalfLife)
 	}
 	resp.Results = resp.Results[:min(limit, len(resp.Results))]
+	if resp.Results, err = x.textsOf(ctx, o, resp.Results); err != nil {
+		return nil, err
+	}
 	return resp, nil
+}
+
+// textsOf gives the results the texts their store left out of the search
+// (see textsLater).
+func (x *Index) textsOf(ctx context.Context, o Owner, results []SearchResult) ([]SearchResult, error) {
+	later, ok := x.store.(textsLater)
+	if !ok || !slices.ContainsFunc(results, func(r SearchResult) bool { return r.textLater }) {
+		return results, nil
+	}
+	results, err := later.texts(ctx, o, results)
+	if err != nil {
+		return nil, x.failed(ctx, "searching", err)
+	}
+	return results, nil
 }
 
 // embedQuery is the vector the query is searched with.
@@ -394,11 +411,13 @@ func (x *Index) embedQuery(ctx context.Context, query string) ([]float32, error)
 }
 
 // ranked runs one search on the store and orders its results the same
-// way whichever the store, keeping the best limit.
+// way whichever the store, keeping the best limit; their texts may come
+// once they are cut to the limit asked (see textsOf).
 func (x *Index) ranked(ctx context.Context, o Owner, q StoreQuery, limit int) (_ []SearchResult, err error) {
 	if len(q.Terms) == 0 && q.Vector == nil {
 		return nil, nil
 	}
+	q.textsLater = true
 	signal := "keyword"
 	if q.Vector != nil {
 		signal = "vector"

@@ -137,6 +137,10 @@ type SearchResult struct {
 	// where the store counted them (this package's stores do), else 0:
 	// what hybrid fusion would otherwise read the result's words for.
 	terms int
+	// textLater: the store left Content out, to give it once the results
+	// are cut (see textsLater); doc is its number for the document.
+	textLater bool
+	doc       int64
 }
 
 // Signal is what one search of a hybrid index made of a result.

@@ -109,6 +109,18 @@ type StoreQuery struct {
 	// BM25's statistics over all the owner's documents, as without it. Its
 	// time bounds are Filter.Window's.
 	Filter Filter
+	// textsLater: a store that can give texts afterwards (textsLater) may
+	// leave out the results' that are not brief (see briefText).
+	textsLater bool
+}
+
+// textsLater is a store that can leave results' texts out of a search
+// (StoreQuery.textsLater) and give them once the Index has cut the
+// results to the few it returns: a search ranks a hundred or more
+// candidates, and reading their texts was half of what one cost on a
+// file of long turns. It drops a result whose document is gone since.
+type textsLater interface {
+	texts(ctx context.Context, o Owner, results []SearchResult) ([]SearchResult, error)
 }
 
 // ErrStoreUnavailable wraps errors of an external store that cannot be reached.
