@@ -23,12 +23,13 @@ func hybridCandidates(limit int) int { return max(4*limit, 40) }
 // 0.506 and 0.708), and alike with the other kernels (see
 // docs/evaluation.md); LongMemEval's searches (100 results) and the first
 // hour's did not move. The keyword search runs while the query is
-// embedded, which hides most of its deeper list on LoCoMo's short turns;
-// not all of it on long ones, nor when the query's vector is remembered:
-// bench/scale (LongMemEval's turns, 300 a user) searched at p50 3.7-4.3
-// ms against 3.2, and again 1.5-1.7 ms against 1.2-1.3. The vector's 100
-// as well would cost more (+1 ms of a LoCoMo search's 4.4 ms p50) for as
-// much again of hit@1 and a point of recall@10.
+// embedded, and a store on a file reads its results' long texts only for
+// those kept (see textsLater): bench/scale (LongMemEval's turns, 300 a
+// user) searches as fast as with 40 (p50 3.2-3.6 ms, again 1.55-1.58 ms).
+// Reading every text, it took 3.7-4.3 ms and 1.5-1.7 ms against 3.2 and
+// 1.2-1.3, and held appends up (p99 up to 0.9 s while 4 clients searched).
+// The vector's 100 as well would add as much again of hit@1 and a point of
+// recall@10 on LoCoMo: not taken.
 func keywordCandidates(limit int) int { return max(hybridCandidates(limit), 100) }
 
 // DefaultVectorWeight is the vector's share of a fused score, the
