@@ -63,6 +63,11 @@ func (f Fusion) check() error {
 	return nil
 }
 
+// underFloor is what a result the encoder puts under its floor scores,
+// times its similarity: enough to keep such results in the encoder's order,
+// too little to pass any other (a keyword part is at least a thousandth).
+const underFloor = 1e-6
+
 // fuse merges a keyword and a vector list into one, best first, on a
 // score a person can read, between 0 and 1. The keyword part is the
 // result's coverage (the share of the query's terms it holds: a result
@@ -76,17 +81,21 @@ func (f Fusion) check() error {
 // score itself (which put Qdrant 0.04 of recall@5 below the in-process
 // store on Hector's own set), 0.359 and 0.544 with coverage squared, and
 // weighted reciprocal rank fusion, which throws the scores away, 0.304 and
-// 0.437. A result whose similarity is under floor is unrelated and left
-// out: a search for a word nobody wrote finds nothing rather than the
-// nearest chatter, and a word shared by chance does not outrank what the
-// encoder found ("whose wedding is coming up?" and "I'm saving up for a
-// trip": 0.72). The encoder judges only what it scored, its candidates;
-// a keyword result it did not reach keeps what its words give. On the
-// first-hour set this took the default's hit@1 from 0.864 to 0.932 (the
-// encoder alone: 0.949); no LoCoMo figure moved, and 1 of LongMemEval's
-// 188 answer turns is under e5-small's floor (0.7499). Signals keep what
-// each search made of each result (its rank, its own score). coverage
-// maps a keyword result to its coverage.
+// 0.437. A result whose similarity is under floor is unrelated by the
+// encoder's measure: its words, if it has any of the query's, are shared by
+// chance and count for nothing ("whose wedding is coming up?" and "I'm
+// saving up for a trip": 0.72), and it comes after every other result, in
+// the encoder's order (its score underFloor times its similarity). The
+// encoder judges only what it scored, its candidates; a keyword result it
+// did not reach keeps what its words give. On the first-hour set, leaving
+// the words out took the default's hit@1 from 0.864 to 0.932 (the encoder
+// alone: 0.949); leaving such results out altogether, as hybrid search did
+// at first, lost the answers a new user's small memory holds just under the
+// floor ("Which relative had an operation?" and "My uncle had knee
+// surgery", 0.732): found last they gave 0.949 and recall@5 0.966 → 1, where
+// neither benchmark moved (their questions have enough results above the
+// floor). Signals keep what each search made of each result (its rank,
+// its own score). coverage maps a keyword result to its coverage.
 func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f Fusion, limit int) []SearchResult {
 	weight, floor := f.VectorWeight, f.SimilarityFloor
 	fused := map[eventKey]*SearchResult{}
@@ -114,7 +123,8 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 	}
 	for rank, r := range vector {
 		if r.Score < floor {
-			delete(fused, eventKey{r.SessionID, r.EventID})
+			delete(fused, eventKey{r.SessionID, r.EventID}) // its words are shared by chance
+			add(string(KindVector), rank, r, underFloor*max(r.Score, 0))
 			continue
 		}
 		add(string(KindVector), rank, r, weight*max(0, (r.Score-floor)/(1-floor)))

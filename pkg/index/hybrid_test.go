@@ -59,37 +59,45 @@ func TestFuseWeighsKeywordsByCoverage(t *testing.T) {
 
 // A fused score reads as a share: 1 for a result that is the best keyword
 // match, holds every query term and is the query's own meaning, 0 for
-// none of that. A result the encoder scored under the model's floor is
-// left out, found by its words or not (the words are shared by chance);
-// one the encoder did not score keeps what its words give.
-func TestFuseScoresReadAsSharesAndDropUnrelatedNeighbours(t *testing.T) {
+// none of that. A result the encoder scored under the model's floor gets
+// nothing of its words (they are shared by chance) and comes after every
+// other, in the encoder's order; one the encoder did not score keeps what
+// its words give.
+func TestFuseScoresReadAsSharesAndPutUnrelatedNeighboursLast(t *testing.T) {
 	keyword := []SearchResult{{SessionID: "s", EventID: "exact", Score: 7}, {SessionID: "s", EventID: "unscored", Score: 3.5},
 		{SessionID: "s", EventID: "by chance", Score: 3.5}}
 	vector := []SearchResult{{SessionID: "s", EventID: "exact", Score: 1}, {SessionID: "s", EventID: "near", Score: 0.6},
 		{SessionID: "s", EventID: "chatter", Score: 0.15}, {SessionID: "s", EventID: "by chance", Score: 0.1}}
 	out := fuse(keyword, vector, func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10)
+	var order []string
 	got := map[string]float64{}
 	for _, r := range out {
+		order = append(order, r.EventID)
 		got[r.EventID] = r.Score
 	}
 	want := map[string]float64{
-		"exact":    1,                                          // best words, every term, same meaning
-		"unscored": (1 - DefaultVectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); no similarity to judge it by
-		"near":     DefaultVectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
+		"exact":     1,                                          // best words, every term, same meaning
+		"unscored":  (1 - DefaultVectorWeight) * math.Sqrt(0.5), // half the best keyword score (its root counts); no similarity to judge it by
+		"near":      DefaultVectorWeight * (0.6 - 0.2) / 0.8,    // meaning only, above the floor
+		"chatter":   underFloor * 0.15,                          // under the floor 0.2: last, in the encoder's order
+		"by chance": underFloor * 0.1,                           // its words count for nothing
 	}
-	if len(got) != len(want) {
-		t.Fatalf("fused %v, want %v: chatter (0.15) and a keyword match at 0.1, both under the floor 0.2, left out", got, want)
+	if !slices.Equal(order, []string{"exact", "unscored", "near", "chatter", "by chance"}) {
+		t.Errorf("fused in the order %v; want exact, unscored, near, then under the floor chatter (0.15) and by chance (0.1)", order)
 	}
 	for id, w := range want {
-		if math.Abs(got[id]-w) > 1e-9 {
-			t.Errorf("%s scored %.4f, want %.4f", id, got[id], w)
+		if math.Abs(got[id]-w) > 1e-12 {
+			t.Errorf("%s scored %.4g, want %.4g", id, got[id], w)
 		}
 	}
-	if out[0].EventID != "exact" {
-		t.Errorf("first %q, want exact", out[0].EventID)
+	if _, ok := out[4].Signals[string(KindKeyword)]; ok {
+		t.Errorf("a keyword match under the floor kept its keyword signal: %+v", out[4])
 	}
-	if none := fuse(nil, vector[2:], func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10); len(none) != 0 {
-		t.Errorf("a query no word and no close meaning answers found %+v", none)
+	// A query no word and no close meaning answers finds the nearest
+	// chatter, scored next to nothing.
+	chatter := fuse(nil, vector[2:], func(SearchResult) float64 { return 1 }, Fusion{DefaultVectorWeight, 0.2}, 10)
+	if len(chatter) != 2 || chatter[0].EventID != "chatter" || chatter[0].Score > underFloor {
+		t.Errorf("a query no word and no close meaning answers found %+v; want the two under the floor, each scored under %g", chatter, underFloor)
 	}
 }
 

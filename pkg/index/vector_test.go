@@ -312,9 +312,10 @@ func TestWithFusionWeighsTheSignals(t *testing.T) {
 	if r := vectorOnly(search(index.Fusion{VectorWeight: 0, SimilarityFloor: 0.1})); r == nil || r.Score != 0 {
 		t.Errorf("vector-only match with no weight on the vector = %+v, want a score of 0", r)
 	}
-	// Under the floor it is left out.
-	if r := vectorOnly(search(index.Fusion{VectorWeight: 0.5, SimilarityFloor: 0.99})); r != nil {
-		t.Errorf("vector-only match under the floor = %+v, want it left out", r)
+	// Under the floor it comes last, scored next to nothing.
+	under := search(index.Fusion{VectorWeight: 0.5, SimilarityFloor: 0.99})
+	if r := vectorOnly(under); r == nil || r != &under[len(under)-1] || r.Score <= 0 || r.Score > 1e-6 {
+		t.Errorf("vector-only match under the floor = %+v of %d, want it last, scored above 0 and at most a millionth", r, len(under))
 	}
 	// An embedder that gives its own weight and floor is fused with them,
 	// remembered or not, unless WithFusion says otherwise.
