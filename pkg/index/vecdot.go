@@ -26,19 +26,25 @@ func similarity(q []float32, b []byte) (float32, bool) {
 	return 0, false
 }
 
-// dot is the dot product of two vectors of one length: on the processor's
-// vector instructions where it has them (dotKernel), in Go otherwise and
-// for what is left past a multiple of 8.
-func dot(a, b []float32) float32 {
+// dot is the dot product of two vectors of one length.
+func dot(a, b []float32) float32 { return kernelThenGo(a, b, dotFloat32Kernel, dotGo) }
+
+// dotInt8 is the dot product of q and the int8 values v holds (as many).
+func dotInt8(q []float32, v []byte) float32 { return kernelThenGo(q, v, dotInt8Kernel, dotInt8Go) }
+
+// kernelThenGo is a dot product on the processor's vector instructions
+// where it has them (dotKernel: kernel, for a multiple of 8 values), in Go
+// (inGo) otherwise and for what is left.
+func kernelThenGo[T float32 | byte](a []float32, b []T, kernel func(*float32, *T, int) float32, inGo func([]float32, []T) float32) float32 {
 	b = b[:len(a)]
 	var s float32
 	n := 0
 	if dotKernel {
 		if n = len(a) &^ 7; n > 0 {
-			s = dotFloat32Kernel(&a[0], &b[0], n)
+			s = kernel(&a[0], &b[0], n)
 		}
 	}
-	return s + dotGo(a[n:], b[n:])
+	return s + inGo(a[n:], b[n:])
 }
 
 // dotGo is dot in Go: four sums, so the additions need not wait for each
@@ -57,20 +63,6 @@ func dotGo(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return s0 + s1 + s2 + s3
-}
-
-// dotInt8 is the dot product of q and the int8 values v holds (as many):
-// as dot does.
-func dotInt8(q []float32, v []byte) float32 {
-	v = v[:len(q)]
-	var s float32
-	n := 0
-	if dotKernel {
-		if n = len(q) &^ 7; n > 0 {
-			s = dotInt8Kernel(&q[0], &v[0], n)
-		}
-	}
-	return s + dotInt8Go(q[n:], v[n:])
 }
 
 // dotInt8Go is dotInt8 in Go, as dotGo.
