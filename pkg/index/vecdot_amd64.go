@@ -9,9 +9,13 @@ import (
 )
 
 // dotKernel: dot products run on AVX2 and fused multiply-add
-// (every x86-64 processor since 2013-2015), unless HECTOR_KERNELS=portable
-// asks for Go's arithmetic everywhere, as it does of the encoders'.
-var dotKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("HECTOR_KERNELS") != "portable"
+// (kernelUsable: every x86-64 processor since 2013-2015), unless
+// HECTOR_KERNELS=portable asks for Go's arithmetic everywhere, as it does
+// of the encoders'.
+var (
+	kernelUsable = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	dotKernel    = kernelUsable && os.Getenv("HECTOR_KERNELS") != "portable"
+)
 
 // dotFloat32Kernel and dotInt8Kernel are in vecdot_amd64.s: the dot
 // product of n float32s at a and n at b, or n float32s at q and n int8s at

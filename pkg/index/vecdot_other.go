@@ -3,7 +3,7 @@
 package index
 
 // No kernel here: dot products run in Go.
-const dotKernel = false
+const kernelUsable, dotKernel = false, false
 
 func dotInt8Kernel(q *float32, v *byte, n int) float32 {
 	panic("index: no dot product kernel on this machine")

@@ -8,10 +8,11 @@ import (
 
 // The kernels and Go give the same dot products, whatever the length (a
 // kernel takes 32 values a step, then 8; Go the rest) and the values,
-// within float32's rounding of sums taken in another order.
+// within float32's rounding of sums taken in another order. The kernels are
+// tested wherever the processor has them, HECTOR_KERNELS=portable or not.
 func TestDotKernelsAgreeWithGo(t *testing.T) {
-	if !dotKernel {
-		t.Skip("no dot product kernel on this machine (or HECTOR_KERNELS=portable)")
+	if !kernelUsable {
+		t.Skip("n/a: this processor has no AVX2 and FMA, which the dot product kernels need")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for n := range 200 {
@@ -20,16 +21,16 @@ func TestDotKernelsAgreeWithGo(t *testing.T) {
 			q[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 			v[i] = byte(r.IntN(256))
 		}
-		got, want := dot(q, b), dotGo(q, b)
+		if n > 0 {
+			v[r.IntN(n)] = 0x80 // -128, the one int8 without an opposite
+		}
+		got, want := onKernels(q, b, dotFloat32Kernel, dotGo), dotGo(q, b)
 		var size float64
 		for i := range q {
 			size += math.Abs(float64(q[i] * b[i]))
 		}
 		if math.Abs(float64(got-want)) > 1e-5*size+1e-6 {
 			t.Fatalf("length %d: the kernel's dot product is %v, Go's %v", n, got, want)
-		}
-		if n > 0 {
-			v[r.IntN(n)] = 0x80 // -128, the one int8 without an opposite
 		}
 		checkDotInt8(t, q, v)
 	}
@@ -40,8 +41,8 @@ func TestDotKernelsAgreeWithGo(t *testing.T) {
 func FuzzDotInt8(f *testing.F) {
 	f.Add([]byte{1, 2, 3}, []byte{0x80, 0x7f, 0})
 	f.Fuzz(func(t *testing.T, qb, v []byte) {
-		if !dotKernel {
-			t.Skip("no dot product kernel on this machine")
+		if !kernelUsable {
+			t.Skip("n/a: this processor has no AVX2 and FMA, which the dot product kernels need")
 		}
 		n := min(len(qb), len(v))
 		q := make([]float32, n)
@@ -52,14 +53,26 @@ func FuzzDotInt8(f *testing.F) {
 	})
 }
 
+// onKernels is kernelThenGo with the kernel taken whatever dotKernel says.
+func onKernels[T float32 | byte](a []float32, b []T, kernel func(*float32, *T, int) float32, inGo func([]float32, []T) float32) float32 {
+	n := len(a) &^ 7
+	if n == 0 {
+		return inGo(a, b)
+	}
+	return kernel(&a[0], &b[0], n) + inGo(a[n:], b[n:len(a)])
+}
+
 func checkDotInt8(t *testing.T, q []float32, v []byte) {
 	t.Helper()
-	got, want := dotInt8(q, v), dotInt8Go(q, v)
+	got, want := onKernels(q, v, dotInt8Kernel, dotInt8Go), dotInt8Go(q, v)
 	var size float64 // what rounding is relative to
 	for i := range q {
 		size += math.Abs(float64(q[i]) * float64(int8(v[i])))
 	}
 	if math.Abs(float64(got-want)) > 1e-5*size+1e-6 {
 		t.Fatalf("length %d: the kernel's dot product is %v, Go's %v", len(q), got, want)
+	}
+	if dotKernel && dotInt8(q, v) != got {
+		t.Fatalf("length %d: dotInt8 is %v, its kernel and Go %v", len(q), dotInt8(q, v), got)
 	}
 }
