@@ -65,7 +65,8 @@ func (f Fusion) check() error {
 
 // underFloor is what a result the encoder puts under its floor scores,
 // times its similarity: enough to keep such results in the encoder's order,
-// too little to pass any other (a keyword part is at least a thousandth).
+// far too little to pass another (a keyword part is seldom under a
+// thousandth, a vector part above the floor under a millionth).
 const underFloor = 1e-6
 
 // fuse merges a keyword and a vector list into one, best first, on a
