@@ -126,6 +126,7 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 		if r.Score < floor {
 			delete(fused, eventKey{r.SessionID, r.EventID}) // its words are shared by chance
 			add(string(KindVector), rank, r, underFloor*max(r.Score, 0))
+			fused[eventKey{r.SessionID, r.EventID}].unrelated = true
 			continue
 		}
 		add(string(KindVector), rank, r, weight*max(0, (r.Score-floor)/(1-floor)))

@@ -141,6 +141,9 @@ type SearchResult struct {
 	// are cut (see textsLater); doc is its number for the document.
 	textLater bool
 	doc       int64
+	// unrelated: a hybrid search's encoder put the result under its floor
+	// (see fuse); a session's other results lend it nothing.
+	unrelated bool
 }
 
 // Signal is what one search of a hybrid index made of a result.

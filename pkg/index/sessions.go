@@ -13,12 +13,16 @@ const sessionShare = 0.3
 // another session's turn first and the answer at 2 to 5; this took hit@1
 // from 0.471 to 0.487 and recall@5 from 0.657 to 0.674 (a share of 0.2 to
 // 0.4 gave the same within 0.004; its second and third best added up, or
-// all its others, less). LongMemEval's moved by a question at most.
-// results must be best first.
+// all its others, less). LongMemEval's moved by a question at most. A
+// result the encoder put under its floor (unrelated) neither gains nor
+// counts: it stays after every related result. results must be best first.
 func creditSessions(results []SearchResult) {
 	found := make(map[string]int, len(results))
 	second := map[string]float64{}
 	for _, r := range results { // best first: a session's second result is its second-best
+		if r.unrelated {
+			continue
+		}
 		if found[r.SessionID]++; found[r.SessionID] == 2 {
 			second[r.SessionID] = r.Score
 		}
@@ -27,7 +31,9 @@ func creditSessions(results []SearchResult) {
 		return
 	}
 	for i := range results {
-		results[i].Score += sessionShare * second[results[i].SessionID]
+		if !results[i].unrelated {
+			results[i].Score += sessionShare * second[results[i].SessionID]
+		}
 	}
 	sortResults(results)
 }

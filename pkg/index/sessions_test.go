@@ -12,6 +12,8 @@ func in(sessionID string, seq int64, score float64) SearchResult {
 	return SearchResult{SessionID: sessionID, EventID: fmt.Sprintf("%s:%d", sessionID, seq), Seq: seq, Score: score}
 }
 
+func unrelated(r SearchResult) SearchResult { r.unrelated = true; return r }
+
 func TestASessionThatSaysMoreComesFirst(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -26,6 +28,8 @@ func TestASessionThatSaysMoreComesFirst(t *testing.T) {
 			[]string{"trip:9", "trip:4", "trip:2"}},
 		{"every session alone", []SearchResult{in("a", 1, 0.6), in("b", 4, 0.55)},
 			[]string{"a:1", "b:4"}},
+		{"unrelated, in a session that says more", []SearchResult{in("trip", 4, 0.55), in("trip", 9, 0.5), in("b", 1, 0.1), unrelated(in("trip", 2, 1e-7))},
+			[]string{"trip:4", "trip:9", "b:1", "trip:2"}}, // the encoder put trip:2 under its floor: it gains nothing
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := orderAfter(creditSessions, c.results); !slices.Equal(got, c.want) {
