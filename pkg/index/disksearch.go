@@ -202,11 +202,14 @@ const (
 // briefTextLength: 20 words of 12 letters.
 const briefTextLength = 256
 
+// textColumns is what a statement reads of docs' text for each textRead.
+var textColumns = [...]string{noText: `''`, briefText: `CASE WHEN length(text) <= ` + strconv.Itoa(briefTextLength) + ` THEN text END`, fullText: `text`}
+
 // load reads the owner's documents numbered docs, with as much of their
 // texts as text says, by number.
 func (d *diskDB) load(ctx context.Context, owner int64, docs []int64, text textRead) (map[int64]*Document, error) {
 	out := make(map[int64]*Document, len(docs))
-	column := map[textRead]string{noText: `''`, briefText: `CASE WHEN length(text) <= ` + strconv.Itoa(briefTextLength) + ` THEN text END`, fullText: `text`}[text]
+	column := textColumns[text]
 	const chunk = 32 // a statement for each count of documents, so few counts
 	for start := 0; start < len(docs); start += chunk {
 		part := docs[start:min(start+chunk, len(docs))]

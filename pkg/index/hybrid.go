@@ -100,7 +100,7 @@ const underFloor = 1e-6
 func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f Fusion, limit int) []SearchResult {
 	weight, floor := f.VectorWeight, f.SimilarityFloor
 	fused := map[eventKey]*SearchResult{}
-	add := func(signal string, rank int, r SearchResult, part float64) {
+	add := func(signal string, rank int, r SearchResult, part float64) *SearchResult {
 		key, own := eventKey{r.SessionID, r.EventID}, Signal{Rank: rank + 1, Score: r.Score}
 		f := fused[key]
 		if f == nil {
@@ -110,6 +110,7 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 		}
 		f.Score += part
 		f.Signals[signal] = own
+		return f
 	}
 	best := 0.0
 	for _, r := range keyword {
@@ -125,8 +126,7 @@ func fuse(keyword, vector []SearchResult, coverage func(SearchResult) float64, f
 	for rank, r := range vector {
 		if r.Score < floor {
 			delete(fused, eventKey{r.SessionID, r.EventID}) // its words are shared by chance
-			add(string(KindVector), rank, r, underFloor*max(r.Score, 0))
-			fused[eventKey{r.SessionID, r.EventID}].unrelated = true
+			add(string(KindVector), rank, r, underFloor*max(r.Score, 0)).unrelated = true
 			continue
 		}
 		add(string(KindVector), rank, r, weight*max(0, (r.Score-floor)/(1-floor)))

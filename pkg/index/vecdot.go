@@ -27,19 +27,21 @@ func similarity(q []float32, b []byte) (float32, bool) {
 }
 
 // dot is the dot product of two vectors of one length.
-func dot(a, b []float32) float32 { return kernelThenGo(a, b, dotFloat32Kernel, dotGo) }
+func dot(a, b []float32) float32 { return kernelThenGo(dotKernel, a, b, dotFloat32Kernel, dotGo) }
 
 // dotInt8 is the dot product of q and the int8 values v holds (as many).
-func dotInt8(q []float32, v []byte) float32 { return kernelThenGo(q, v, dotInt8Kernel, dotInt8Go) }
+func dotInt8(q []float32, v []byte) float32 {
+	return kernelThenGo(dotKernel, q, v, dotInt8Kernel, dotInt8Go)
+}
 
 // kernelThenGo is a dot product on the processor's vector instructions
-// where it has them (dotKernel: kernel, for a multiple of 8 values), in Go
-// (inGo) otherwise and for what is left.
-func kernelThenGo[T float32 | byte](a []float32, b []T, kernel func(*float32, *T, int) float32, inGo func([]float32, []T) float32) float32 {
+// (kernel, for a multiple of 8 values) when onKernel (dotKernel: where it
+// has them), in Go (inGo) otherwise and for what is left.
+func kernelThenGo[T float32 | byte](onKernel bool, a []float32, b []T, kernel func(*float32, *T, int) float32, inGo func([]float32, []T) float32) float32 {
 	b = b[:len(a)]
 	var s float32
 	n := 0
-	if dotKernel {
+	if onKernel {
 		if n = len(a) &^ 7; n > 0 {
 			s = kernel(&a[0], &b[0], n)
 		}

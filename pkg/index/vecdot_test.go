@@ -24,7 +24,7 @@ func TestDotKernelsAgreeWithGo(t *testing.T) {
 		if n > 0 {
 			v[r.IntN(n)] = 0x80 // -128, the one int8 without an opposite
 		}
-		got, want := onKernels(q, b, dotFloat32Kernel, dotGo), dotGo(q, b)
+		got, want := kernelThenGo(true, q, b, dotFloat32Kernel, dotGo), dotGo(q, b)
 		var size float64
 		for i := range q {
 			size += math.Abs(float64(q[i] * b[i]))
@@ -53,18 +53,9 @@ func FuzzDotInt8(f *testing.F) {
 	})
 }
 
-// onKernels is kernelThenGo with the kernel taken whatever dotKernel says.
-func onKernels[T float32 | byte](a []float32, b []T, kernel func(*float32, *T, int) float32, inGo func([]float32, []T) float32) float32 {
-	n := len(a) &^ 7
-	if n == 0 {
-		return inGo(a, b)
-	}
-	return kernel(&a[0], &b[0], n) + inGo(a[n:], b[n:len(a)])
-}
-
 func checkDotInt8(t *testing.T, q []float32, v []byte) {
 	t.Helper()
-	got, want := onKernels(q, v, dotInt8Kernel, dotInt8Go), dotInt8Go(q, v)
+	got, want := kernelThenGo(true, q, v, dotInt8Kernel, dotInt8Go), dotInt8Go(q, v)
 	var size float64 // what rounding is relative to
 	for i := range q {
 		size += math.Abs(float64(q[i]) * float64(int8(v[i])))
